@@ -1,0 +1,3 @@
+"""This app's /api/v1 endpoints."""
+
+urlpatterns: list = []

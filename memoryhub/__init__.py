@@ -1,0 +1,5 @@
+"""memoryhub: the project package and shared kernel."""
+
+from memoryhub.celery import app as celery_app
+
+__all__ = ["celery_app"]

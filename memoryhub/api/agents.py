@@ -1,0 +1,51 @@
+"""/api/v1/agents: agents with their toolset and default memory mounts."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from memoryhub.api.base import ApiView, body, if_match, with_etag
+from memoryhub.api.pagination import Pagination
+from memoryhub.api.representations import agent_json
+from memoryhub.permissions import ReadOrWrite
+from memoryhub.services import agents
+
+AGENT_FIELDS = {"name", "memory_mounts", "toolset"}
+
+
+class AgentListView(ApiView):
+    permission_classes = [ReadOrWrite]
+
+    @extend_schema(summary="List the workspace's agents", responses={200: dict})
+    def get(self, request: Request) -> Response:
+        paginator = Pagination()
+        page = paginator.paginate_queryset(agents.list_agents(self.principal), request, self)
+        return paginator.get_paginated_response([agent_json(a) for a in page])
+
+    @extend_schema(summary="Create an agent", request=dict, responses={201: dict})
+    def post(self, request: Request) -> Response:
+        data = body(request, AGENT_FIELDS, required={"name"})
+        agent = agents.create_agent(self.principal, data)
+        return with_etag(agent_json(agent), agent.version, status=201)
+
+
+class AgentDetailView(ApiView):
+    permission_classes = [ReadOrWrite]
+
+    @extend_schema(summary="Get an agent", responses={200: dict})
+    def get(self, request: Request, agent_id: str) -> Response:
+        agent = agents.get_agent(self.principal, agent_id)
+        return with_etag(agent_json(agent), agent.version)
+
+    @extend_schema(summary="Change an agent (If-Match)", request=dict, responses={200: dict})
+    def patch(self, request: Request, agent_id: str) -> Response:
+        data = body(request, AGENT_FIELDS)
+        agent = agents.update_agent(self.principal, agent_id, data, if_match(request))
+        return with_etag(agent_json(agent), agent.version)
+
+    @extend_schema(summary="Delete an agent (If-Match)", responses={204: None})
+    def delete(self, request: Request, agent_id: str) -> Response:
+        agents.delete_agent(self.principal, agent_id, if_match(request))
+        return Response(status=204)

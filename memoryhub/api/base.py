@@ -1,0 +1,59 @@
+"""What every REST view of memoryhub shares: strict bodies, ETag answers, the principal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memoryhub.auth import ApiKeyAuthentication, RunTokenAuthentication
+from memoryhub.errors import ApiError
+from memoryhub.etags import etag_for
+from memoryhub.permissions import principal_of
+from memoryhub.principals import Principal
+
+
+class ApiView(APIView):
+    """Authenticated by API key; each view states the permission its service requires."""
+
+    authentication_classes = [ApiKeyAuthentication]
+
+    @property
+    def principal(self) -> Principal:
+        return principal_of(self.request)
+
+
+class RunOrKeyView(ApiView):
+    """Also accepts a run token (``x-agentos-run-token``)."""
+
+    authentication_classes = [ApiKeyAuthentication, RunTokenAuthentication]
+
+
+def body(request: Request, allowed: set[str], required: set[str] = frozenset()) -> dict:
+    """The JSON object of the request: 422 for another type, unknown or missing fields."""
+    data = request.data
+    if not isinstance(data, dict):
+        raise ApiError(422, "the request body must be a JSON object")
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise ApiError(422, f"unknown fields: {', '.join(unknown)}")
+    missing = sorted(required - set(data))
+    if missing:
+        raise ApiError(422, f"missing fields: {', '.join(missing)}")
+    return data
+
+
+def with_etag(data: Any, version: int, status: int = 200) -> Response:
+    response = Response(data, status=status)
+    response["ETag"] = etag_for(version)
+    return response
+
+
+def if_match(request: Request) -> str:
+    """The If-Match header a change requires (428 without it)."""
+    value = request.META.get("HTTP_IF_MATCH")
+    if value is None:
+        raise ApiError(428, "this change needs an If-Match header with the current ETag")
+    return value.strip()

@@ -1,0 +1,34 @@
+"""/api/v1/end-users: the people agents serve, and erasing one."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from memoryhub.api.base import ApiView
+from memoryhub.api.pagination import Pagination
+from memoryhub.api.representations import end_user_json
+from memoryhub.permissions import ReadOrWrite
+from memoryhub.services import end_users
+
+
+class EndUserListView(ApiView):
+    permission_classes = [ReadOrWrite]
+
+    @extend_schema(summary="List end users", responses={200: dict})
+    def get(self, request: Request) -> Response:
+        paginator = Pagination()
+        page = paginator.paginate_queryset(end_users.list_end_users(self.principal), request, self)
+        return paginator.get_paginated_response([end_user_json(u) for u in page])
+
+
+class EndUserDetailView(ApiView):
+    permission_classes = [ReadOrWrite]
+
+    @extend_schema(
+        summary="Erase an end user and everything memoryhub keeps about them", responses={204: None}
+    )
+    def delete(self, request: Request, end_user: str) -> Response:
+        end_users.erase_end_user(self.principal, end_user)
+        return Response(status=204)

@@ -1,0 +1,55 @@
+"""The catalog of memories: one list of file and record memories, extended by each kind.
+
+``memoryhub`` owns ``/api/v1/memories`` but knows no kind. Each kind's app registers a
+:class:`MemoryKind` in its ``AppConfig.ready()``: what it validates on create, what it
+adds to a listing, and what deleting one of its memories sets off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from memoryhub.errors import ApiError
+
+
+@dataclass
+class MemoryKind:
+    kind: str  # "file" or "record"
+    types: set[str]  # the values of ``type`` that make a memory of this kind
+    # (principal, data) -> extra model fields for a new memory (e.g. provider, namespace);
+    # raises ApiError for what the kind refuses. ``data`` is the request body.
+    prepare_create: Callable[[Any, dict], dict] = lambda principal, data: {}
+    # The body fields this kind accepts on create beyond the common ones.
+    create_fields: set[str] = field(default_factory=set)
+    # (principal, memory) -> None, inside the delete transaction.
+    on_delete: Callable[[Any, Any], None] = lambda principal, memory: None
+    # (memories) -> {memory id: {field: value}} merged into each listed memory.
+    stats: Callable[[Iterable[Any]], dict[str, dict]] = lambda memories: {}
+    # Whether always_load applies to this kind.
+    always_load: bool = True
+
+
+_kinds: dict[str, MemoryKind] = {}
+
+
+def register_kind(kind: MemoryKind) -> MemoryKind:
+    _kinds[kind.kind] = kind
+    return kind
+
+
+def kind_named(kind: str) -> MemoryKind:
+    return _kinds[kind]
+
+
+def kind_for_type(memory_type: object) -> MemoryKind:
+    for kind in _kinds.values():
+        if memory_type in kind.types:
+            return kind
+    known = sorted(t for k in _kinds.values() for t in k.types)
+    raise ApiError(422, f"type must be one of: {', '.join(known) or 'none registered'}")
+
+
+def kinds() -> list[MemoryKind]:
+    return list(_kinds.values())

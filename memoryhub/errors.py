@@ -1,0 +1,154 @@
+"""The one error type of memoryhub and its renderers.
+
+Every refusal is an :class:`ApiError`. REST answers render it as
+``{"error": {"code", "reason", "message", ...extra}}``; model tools render it as the
+text ``error: <code>: <message>``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions as drf
+from rest_framework.response import Response
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CODES = {
+    400: "bad_request",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    412: "precondition_failed",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_argument",
+    428: "precondition_required",
+    429: "rate_limited",
+    500: "internal",
+    503: "unavailable",
+}
+
+
+class ApiError(Exception):
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: str | None = None,
+        reason: str | None = None,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code or DEFAULT_CODES.get(status, "error")
+        self.reason = reason
+        self.message = message
+        self.headers = headers or {}
+        self.extra = extra
+
+    def as_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.reason:
+            body["reason"] = self.reason
+        body.update(self.extra)
+        return {"error": body}
+
+    def as_tool_text(self) -> str:
+        return f"error: {self.reason or self.code}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"ApiError({self.status}, {self.code!r}, {self.reason!r}, {self.message!r})"
+
+
+# Shorthands for the common refusals.
+def not_found(what: str = "object") -> ApiError:
+    return ApiError(404, f"{what} not found")
+
+
+def invalid(message: str, reason: str | None = None, **extra: Any) -> ApiError:
+    return ApiError(422, message, reason=reason, **extra)
+
+
+def conflict(message: str, reason: str | None = None, **extra: Any) -> ApiError:
+    return ApiError(409, message, reason=reason, **extra)
+
+
+def forbidden(message: str = "not allowed", reason: str | None = None) -> ApiError:
+    return ApiError(403, message, reason=reason)
+
+
+def _flatten_validation(detail: Any, prefix: str = "") -> list[str]:
+    if isinstance(detail, dict):
+        out: list[str] = []
+        for key, value in detail.items():
+            name = key if key != "non_field_errors" else ""
+            out += _flatten_validation(value, f"{prefix}.{name}".strip(".") if name else prefix)
+        return out
+    if isinstance(detail, list):
+        out = []
+        for index, item in enumerate(detail):
+            label = prefix if not isinstance(item, dict | list) else f"{prefix}[{index}]"
+            out += _flatten_validation(item, label)
+        return out
+    return [f"{prefix}: {detail}" if prefix else str(detail)]
+
+
+def from_exception(exc: Exception) -> ApiError | None:
+    """The ApiError for an exception a request can raise, or None for a bug."""
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, RequestDataTooBig):
+        return ApiError(413, "request body too large")
+    if isinstance(exc, Http404):
+        return ApiError(404, "not found")
+    if isinstance(exc, PermissionDenied):
+        return ApiError(403, "not allowed")
+    if isinstance(exc, drf.ValidationError):
+        return ApiError(422, "; ".join(_flatten_validation(exc.detail)) or "invalid request")
+    if isinstance(exc, drf.ParseError):
+        return ApiError(400, str(exc.detail))
+    if isinstance(exc, drf.AuthenticationFailed | drf.NotAuthenticated):
+        return ApiError(401, str(exc.detail), headers={"WWW-Authenticate": "Bearer"})
+    if isinstance(exc, drf.PermissionDenied):
+        return ApiError(403, str(exc.detail))
+    if isinstance(exc, drf.MethodNotAllowed):
+        return ApiError(405, str(exc.detail))
+    if isinstance(exc, drf.UnsupportedMediaType):
+        return ApiError(415, str(exc.detail))
+    if isinstance(exc, drf.NotAcceptable):
+        return ApiError(406, str(exc.detail))
+    if isinstance(exc, drf.Throttled):
+        return ApiError(429, str(exc.detail))
+    if isinstance(exc, drf.NotFound):
+        return ApiError(404, str(exc.detail))
+    if isinstance(exc, drf.APIException):
+        return ApiError(exc.status_code, str(exc.detail))
+    return None
+
+
+def exception_handler(exc: Exception, context: dict) -> Response:
+    """DRF's exception handler: every exception becomes the envelope."""
+    error = from_exception(exc)
+    if error is None:
+        logger.exception("unhandled error in %s", context.get("view").__class__.__name__)
+        error = ApiError(500, "internal error")
+    response = Response(error.as_dict(), status=error.status)
+    for name, value in error.headers.items():
+        response[name] = value
+    return response
+
+
+def json_error(error: ApiError) -> JsonResponse:
+    response = JsonResponse(error.as_dict(), status=error.status)
+    for name, value in error.headers.items():
+        response[name] = value
+    return response

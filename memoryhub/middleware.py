@@ -1,0 +1,74 @@
+"""Request ids, and JSON answers for anything that goes wrong outside DRF on the API paths."""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+
+from memoryhub.audit import current_request_id
+from memoryhub.errors import ApiError, from_exception, json_error
+
+logger = logging.getLogger(__name__)
+
+API_PREFIXES = ("/api/", "/v0/")
+_REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+
+
+def is_api_path(path: str) -> bool:
+    return path.startswith(API_PREFIXES) and not path.startswith(("/api/docs", "/api/schema"))
+
+
+class RequestIdMiddleware:
+    """Takes a sane ``X-Request-ID`` from the caller or makes one; echoes it back."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        given = request.headers.get("X-Request-ID", "")
+        request.request_id = given if _REQUEST_ID_RE.fullmatch(given) else uuid.uuid4().hex
+        token = current_request_id.set(request.request_id)
+        try:
+            response = self.get_response(request)
+        finally:
+            current_request_id.reset(token)
+        response["X-Request-ID"] = request.request_id
+        return response
+
+
+class ApiGuardMiddleware:
+    """On /api/ and /v0/: no HTML error pages and no 500 from malformed requests."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not is_api_path(request.path):
+            return self.get_response(request)
+        if "\x00" in request.path or "%00" in request.META.get("QUERY_STRING", ""):
+            return json_error(ApiError(400, "NUL characters are not allowed in URLs"))
+        response = self.get_response(request)
+        if response.status_code >= 400 and not _is_json(response):
+            return json_error(ApiError(response.status_code, _status_text(response)))
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not is_api_path(request.path):
+            return None
+        error = from_exception(exception)
+        if error is None:
+            logger.exception("unhandled error on %s", request.path)
+            error = ApiError(500, "internal error")
+        return json_error(error)
+
+
+def _is_json(response: HttpResponse) -> bool:
+    return response.get("Content-Type", "").startswith("application/json")
+
+
+def _status_text(response: HttpResponse) -> str:
+    return getattr(response, "reason_phrase", "") or "error"

@@ -1,0 +1,68 @@
+"""A strict JSON parser with a per-endpoint body limit.
+
+A view may set ``max_body_bytes``; otherwise ``facts.max_body_bytes`` (64 KiB) applies.
+Bodies over the limit are 413; malformed JSON, NaN/Infinity and NUL characters are refused
+before any view code runs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rest_framework.parsers import BaseParser
+
+from memoryhub.conf import setting
+from memoryhub.errors import ApiError
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _check_no_nul(value: Any) -> None:
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ApiError(422, "strings may not contain NUL characters")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_no_nul(key)
+            _check_no_nul(item)
+    elif isinstance(value, list):
+        for item in value:
+            _check_no_nul(item)
+
+
+def body_limit(view: Any) -> int:
+    return getattr(view, "max_body_bytes", None) or setting("facts.max_body_bytes")
+
+
+def read_limited(stream: Any, limit: int) -> bytes:
+    data = stream.read(limit + 1) if stream is not None else b""
+    if len(data) > limit:
+        raise ApiError(413, f"request body is larger than {limit} bytes")
+    return data
+
+
+def parse_json_bytes(data: bytes) -> Any:
+    if not data.strip():
+        return {}
+    try:
+        value = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ApiError(400, f"malformed JSON: {exc}") from None
+    _check_no_nul(value)
+    return value
+
+
+class StrictJSONParser(BaseParser):
+    media_type = "application/json"
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context=None) -> Any:
+        view = (parser_context or {}).get("view")
+        request = (parser_context or {}).get("request")
+        limit = body_limit(view)
+        declared = request.META.get("CONTENT_LENGTH") if request is not None else None
+        if declared and declared.isdigit() and int(declared) > limit:
+            raise ApiError(413, f"request body is larger than {limit} bytes")
+        return parse_json_bytes(read_limited(stream, limit))

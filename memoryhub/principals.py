@@ -1,0 +1,63 @@
+"""Who acts: an API key, a run (through its run token) or a staff user in the panel."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memoryhub.errors import ApiError
+from memoryhub.models import PERMISSION_LEVELS, ApiKey, Permission, Run, Workspace
+
+
+@dataclass
+class Principal:
+    workspace: Workspace
+    kind: str  # "api_key", "run" or "staff"
+    id: str
+    permission: str
+    run: Run | None = None
+    api_key: ApiKey | None = None
+    username: str = ""
+    extra: dict = field(default_factory=dict)
+
+    # DRF and Django look at these on request.user.
+    is_authenticated = True
+    is_anonymous = False
+
+    @property
+    def workspace_id(self) -> str:
+        return self.workspace.id
+
+    def has(self, permission: str) -> bool:
+        return PERMISSION_LEVELS[self.effective_permission] >= PERMISSION_LEVELS[permission]
+
+    @property
+    def effective_permission(self) -> str:
+        # An ended run's token can still read, never change anything.
+        if self.run is not None and not self.run.is_running:
+            return Permission.READ
+        return self.permission
+
+    def require(self, permission: str) -> None:
+        """Refuse an action that needs more than this principal holds."""
+        if self.has(permission):
+            return
+        if self.run is not None and not self.run.is_running:
+            raise ApiError(401, "the run has ended", reason="run_ended")
+        raise ApiError(403, f"this needs the {permission} permission", code="forbidden")
+
+    @classmethod
+    def for_api_key(cls, key: ApiKey) -> Principal:
+        return cls(key.workspace, "api_key", key.id, key.permission, api_key=key)
+
+    @classmethod
+    def for_run(cls, run: Run) -> Principal:
+        return cls(run.workspace, "run", run.id, Permission.RUN, run=run)
+
+    @classmethod
+    def for_staff(cls, workspace: Workspace, username: str) -> Principal:
+        return cls(workspace, "staff", f"user:{username}", Permission.WRITE, username=username)
+
+    @classmethod
+    def system(cls, workspace: Workspace) -> Principal:
+        """Operators' commands and background tasks."""
+        return cls(workspace, "system", "system", Permission.WRITE)

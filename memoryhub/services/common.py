@@ -1,0 +1,42 @@
+"""Small helpers the services of every app share."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from django.db import models
+from django.db.models import F
+from django.utils import timezone
+
+from memoryhub.errors import ApiError
+from memoryhub.etags import check_if_match
+from memoryhub.principals import Principal
+
+M = TypeVar("M", bound=models.Model)
+
+
+def get_in_workspace(
+    queryset: models.QuerySet[M], principal: Principal, pk: Any, what: str, *, lock: bool = False
+) -> M:
+    """The object with this id in the principal's workspace; 404 for any other workspace."""
+    qs = queryset.filter(workspace_id=principal.workspace_id)
+    if lock:
+        qs = qs.select_for_update(of=("self",))
+    obj = qs.filter(pk=pk).first() if isinstance(pk, str) else None
+    if obj is None:
+        raise ApiError(404, f"{what} not found")
+    return obj
+
+
+def bump_version(obj: models.Model, if_match: str | None, **fields: Any) -> None:
+    """Compare-and-set on ``version``: apply ``fields`` only if the ETag still matches.
+
+    The caller holds a lock on the row (select_for_update), so the check and the update
+    see the same version.
+    """
+    if if_match is not None:
+        check_if_match(if_match, obj.version)
+    if any(f.name == "updated_at" for f in obj._meta.fields):
+        fields.setdefault("updated_at", timezone.now())
+    type(obj).objects.filter(pk=obj.pk).update(version=F("version") + 1, **fields)
+    obj.refresh_from_db()

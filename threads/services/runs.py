@@ -1,0 +1,104 @@
+"""Runs: accepting one on a thread (it gets a run token), and ending it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from memoryhub import audit
+from memoryhub.errors import ApiError
+from memoryhub.ids import hash_secret, new_secret
+from memoryhub.models import Permission, Run, Thread
+from memoryhub.principals import Principal
+from memoryhub.services.common import get_in_workspace
+from threads.services.threads import get_thread
+
+RUNS = Run.objects.select_related("thread", "agent", "end_user", "workspace")
+
+
+@dataclass
+class AcceptedRun:
+    run: Run
+    token: str  # shown once, in the answer that accepts the run
+
+
+def _parent(principal: Principal, parent_run_id: object) -> Run | None:
+    if parent_run_id is None:
+        return None
+    if not isinstance(parent_run_id, str):
+        raise ApiError(422, "parent_run_id must be a run id")
+    parent = RUNS.filter(workspace_id=principal.workspace_id, pk=parent_run_id).first()
+    if parent is None:
+        raise ApiError(422, "parent_run_id names no run of this workspace")
+    return parent
+
+
+def accept_run(
+    principal: Principal,
+    thread_id: str,
+    *,
+    input: object = None,
+    parent_run_id: object = None,
+    eval: bool = False,
+    history_compacted: bool = False,
+    inline: bool = False,
+) -> AcceptedRun:
+    principal.require(Permission.RUN)
+    for name, value in (
+        ("eval", eval),
+        ("history_compacted", history_compacted),
+        ("inline", inline),
+    ):
+        if not isinstance(value, bool):
+            raise ApiError(422, f"{name} must be true or false")
+    with transaction.atomic():
+        thread = get_thread(principal, thread_id, lock=True)
+        if thread.status == Thread.Status.ARCHIVED:
+            raise ApiError(409, "the thread is archived", reason="thread_archived")
+        parent = _parent(principal, parent_run_id)
+        if inline and parent is None:
+            raise ApiError(422, "an inline subagent run needs parent_run_id")
+        # A child of an eval run is part of that eval and shares its temporary memory.
+        is_eval = eval or bool(parent and parent.is_eval)
+        token = new_secret("rt")
+        run = Run.objects.create(
+            workspace=principal.workspace,
+            agent=thread.agent,
+            thread=thread,
+            end_user=thread.end_user,
+            parent_run=parent,
+            token_hash=hash_secret(token),
+            is_eval=is_eval,
+            eval_root=(parent.eval_root or parent) if parent and parent.is_eval else None,
+            inline=inline,
+            history_compacted=history_compacted,
+            input=input,
+        )
+        if thread.first_run_at is None:
+            Thread.objects.filter(pk=thread.pk).update(first_run_at=run.created_at)
+        audit.record(principal, "run.accept", "run", run.id, thread=thread.id)
+    return AcceptedRun(run=run, token=token)
+
+
+def get_run(principal: Principal, run_id: str) -> Run:
+    principal.require(Permission.READ)
+    if principal.run is not None and principal.run.id != run_id:
+        raise ApiError(404, "run not found")  # a run token sees only its own run
+    return get_in_workspace(RUNS, principal, run_id, "run")
+
+
+def end_run(principal: Principal, run_id: str) -> Run:
+    if principal.run is not None and principal.run.id != run_id:
+        raise ApiError(404, "run not found")
+    if principal.run is None:
+        principal.require(Permission.RUN)
+    with transaction.atomic():
+        run = get_in_workspace(RUNS, principal, run_id, "run", lock=True)
+        if run.is_running:
+            run.status = Run.Status.ENDED
+            run.ended_at = timezone.now()
+            run.save(update_fields=["status", "ended_at"])
+            audit.record(principal, "run.end", "run", run.id)
+    return run

@@ -1,0 +1,62 @@
+"""Threads: conversations of one agent with one end user (or none)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from memoryhub import audit
+from memoryhub.errors import ApiError
+from memoryhub.models import Agent, Permission, Thread
+from memoryhub.principals import Principal
+from memoryhub.services.common import bump_version, get_in_workspace
+from memoryhub.services.end_users import get_or_create_end_user
+
+THREADS = Thread.objects.select_related("agent", "end_user")
+
+
+def create_thread(principal: Principal, agent_id: object, end_user: object = None) -> Thread:
+    principal.require(Permission.RUN)
+    if not isinstance(agent_id, str):
+        raise ApiError(422, "agent_id is required")
+    with transaction.atomic():
+        agent = Agent.objects.filter(workspace_id=principal.workspace_id, pk=agent_id).first()
+        if agent is None:
+            raise ApiError(422, "agent_id names no agent of this workspace")
+        person = get_or_create_end_user(principal, end_user) if end_user is not None else None
+        thread = Thread.objects.create(workspace=principal.workspace, agent=agent, end_user=person)
+        audit.record(principal, "thread.create", "thread", thread.id)
+    return thread
+
+
+def get_thread(principal: Principal, thread_id: str, *, lock: bool = False) -> Thread:
+    principal.require(Permission.READ)
+    return get_in_workspace(THREADS, principal, thread_id, "thread", lock=lock)
+
+
+def list_threads(principal: Principal):
+    principal.require(Permission.READ)
+    return THREADS.filter(workspace_id=principal.workspace_id).order_by("-created_at", "id")
+
+
+def fork_thread(principal: Principal, thread_id: str) -> Thread:
+    principal.require(Permission.RUN)
+    with transaction.atomic():
+        origin = get_thread(principal, thread_id)
+        fork = Thread.objects.create(
+            workspace=principal.workspace,
+            agent=origin.agent,
+            end_user=origin.end_user,
+            forked_from=origin,
+        )
+        audit.record(principal, "thread.fork", "thread", fork.id, origin=origin.id)
+    return fork
+
+
+def archive_thread(principal: Principal, thread_id: str, if_match: str | None) -> Thread:
+    principal.require(Permission.RUN)
+    with transaction.atomic():
+        thread = get_thread(principal, thread_id, lock=True)
+        if thread.status != Thread.Status.ARCHIVED:
+            bump_version(thread, if_match, status=Thread.Status.ARCHIVED)
+            audit.record(principal, "thread.archive", "thread", thread.id)
+    return thread
