@@ -1,0 +1,39 @@
+# memoryhub: `make run` starts it, `make test` tests it. Only Python 3.11 is needed.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test lint format bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[embedded,test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Start memoryhub on http://127.0.0.1:8000 (embedded PostgreSQL unless DATABASE_URL is set).
+run: $(STAMP)
+	$(BIN)/python -m memoryhub.devrun
+
+## Run the whole test suite against real PostgreSQL and Redis (started if need be).
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m memoryhub.embedded $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+## Benchmarks: figures go to bench/results.json.
+bench: $(STAMP)
+	$(BIN)/python -m memoryhub.embedded $(BIN)/python -m bench $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) .data .pytest_cache .ruff_cache

@@ -1,0 +1,93 @@
+"""``make run``: memoryhub on http://127.0.0.1:8000 with everything it needs.
+
+Starts an embedded PostgreSQL when ``DATABASE_URL`` is unset (and nothing answers on
+127.0.0.1:5432), migrates, creates the demo workspace, prints a demo API key and a panel
+login, and runs a Celery worker beside gunicorn until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from memoryhub.embedded import data_dir, ensure_database
+
+
+def _manage(environ: dict, *args: str) -> None:
+    subprocess.run([sys.executable, "manage.py", *args], env=environ, check=True)  # noqa: S603
+
+
+def main() -> int:
+    environ = dict(os.environ)
+    environ.setdefault("MEMORYHUB_ENV", "development")
+    environ.setdefault("DEBUG", "1")
+    environ.setdefault("MEMORYHUB_BROKER_DIR", str(data_dir() / "broker"))
+    server = ensure_database(environ)
+    port = environ.get("PORT", "8000")
+    environ.setdefault("ALLOWED_HOSTS", "localhost,127.0.0.1")
+    processes: list[subprocess.Popen] = []
+    try:
+        _manage(environ, "migrate", "--no-input", "-v", "0")
+        _manage(environ, "demo_setup", "--data-dir", str(data_dir()))
+        broker = "Redis" if environ.get("REDIS_URL") else "the embedded filesystem broker"
+        print(f"Celery worker starting on {broker}", flush=True)
+        processes.append(
+            subprocess.Popen(  # noqa: S603
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "memoryhub",
+                    "worker",
+                    "--pool=threads",
+                    "--concurrency=2",
+                    "--loglevel=WARNING",
+                ],
+                env=environ,
+            )
+        )
+        processes.append(
+            subprocess.Popen(  # noqa: S603
+                [
+                    sys.executable,
+                    "-m",
+                    "gunicorn",
+                    "memoryhub.wsgi",
+                    "--bind",
+                    f"127.0.0.1:{port}",
+                    "--workers",
+                    "2",
+                    "--threads",
+                    "4",
+                    "--access-logfile",
+                    "-",
+                ],
+                env=environ,
+            )
+        )
+        print(f"memoryhub serving on http://127.0.0.1:{port} (Ctrl-C stops it)", flush=True)
+        while all(p.poll() is None for p in processes):
+            time.sleep(0.5)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        if server is not None:
+            server.cleanup()
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    sys.exit(main())

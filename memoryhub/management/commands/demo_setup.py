@@ -1,0 +1,56 @@
+"""Creates the demo workspace, API key and panel login once; prints them every time."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+from memoryhub.models import Workspace
+from memoryhub.services.workspaces import create_api_key, create_workspace
+
+
+class Command(BaseCommand):
+    help = "Create the demo workspace, a write API key and a panel login (for make run)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--data-dir", required=True, help="where the demo credentials live")
+
+    def handle(self, *args, data_dir: str, **options) -> None:
+        path = Path(data_dir) / "demo-credentials.json"
+        demo = json.loads(path.read_text()) if path.exists() else {}
+        if not Workspace.objects.filter(pk=demo.get("workspace_id")).exists():
+            demo = self._create()
+            path.write_text(json.dumps(demo, indent=2))
+            path.chmod(0o600)
+        self.stdout.write(
+            "\n".join(
+                [
+                    "",
+                    f"  demo workspace: {demo['workspace_id']}",
+                    f"  demo API key (write): {demo['api_key']}",
+                    f"  panel login: http://127.0.0.1:8000/admin/  user {demo['username']}"
+                    f"  password {demo['password']}",
+                    "",
+                ]
+            )
+        )
+
+    def _create(self) -> dict:
+        workspace = create_workspace("Demo")
+        _, secret = create_api_key(workspace, "write", name="demo")
+        password = secrets.token_urlsafe(12)
+        user_model = get_user_model()
+        user = user_model.objects.filter(username="admin").first() or user_model(username="admin")
+        user.is_staff = user.is_superuser = True
+        user.set_password(password)
+        user.save()
+        return {
+            "workspace_id": workspace.id,
+            "api_key": secret,
+            "username": "admin",
+            "password": password,
+        }
