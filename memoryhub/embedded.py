@@ -51,7 +51,10 @@ def start_embedded_postgres(database: str = "memoryhub"):
     pgdata = data_dir() / "pg"
     pgdata.mkdir(parents=True, exist_ok=True)
     server = pgserver.get_server(pgdata, cleanup_mode="stop")
-    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{database}';")
+    if not database.isidentifier():
+        raise ValueError(f"not a database name: {database!r}")
+    # psql takes no parameters; the name was just checked to be a plain identifier.
+    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{database}';")  # noqa: S608
     if "1 row" not in exists:
         server.psql(f'CREATE DATABASE "{database}";')
     info = server.get_postmaster_info()
