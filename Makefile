@@ -21,7 +21,7 @@ run: $(STAMP)
 ## Run the whole test suite against real PostgreSQL and Redis (started if need be).
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m memoryhub.embedded $(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m memoryhub.embedded $(BIN)/python -m pytest --ds=memoryhub.test_settings $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
