@@ -29,7 +29,28 @@ class MemoryKind:
     stats: Callable[[Iterable[Any]], dict[str, dict]] = lambda memories: {}
     # Whether always_load applies to this kind.
     always_load: bool = True
+    # (value) -> the cleaned list of always_load paths; raises ApiError for a bad path.
+    clean_always_load: Callable[[Any], list] | None = None
+    # (principal, memory) -> None, inside the create transaction once the row exists
+    # (e.g. to derive something from the new memory's id).
+    after_create: Callable[[Any, Any], None] = lambda principal, memory: None
+    # The built-in guide of this kind's memories when neither the memory nor the
+    # deployment (memory.default_guide.<kind>) gives one; empty: BUILTIN_GUIDES[kind].
+    default_guide: str = ""
 
+
+# The built-in guides by kind, used when a kind registers none of its own.
+BUILTIN_GUIDES = {
+    "file": (
+        "Keep one file per topic, with a clear path such as prefs/language.md. "
+        "Read a file before changing it, keep files short and current, and record "
+        "decisions with their reason."
+    ),
+    "record": (
+        "Record one stable, self-contained fact per record, such as a preference or a "
+        "decision. Update a record when it changes instead of adding a contradicting one."
+    ),
+}
 
 _kinds: dict[str, MemoryKind] = {}
 
@@ -53,3 +74,7 @@ def kind_for_type(memory_type: object) -> MemoryKind:
 
 def kinds() -> list[MemoryKind]:
     return list(_kinds.values())
+
+
+def builtin_guide(kind: MemoryKind) -> str:
+    return kind.default_guide or BUILTIN_GUIDES.get(kind.kind, "")

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from memoryhub.api import agents, end_users
+from memoryhub.api import agents, end_users, memories
 from memoryhub.api.health import healthz
 from memoryhub.converters import PublicIdConverter
 
@@ -13,6 +13,8 @@ api_v1 = [
     path("agents/<mhid:agent_id>", agents.AgentDetailView.as_view()),
     path("end-users", end_users.EndUserListView.as_view()),
     path("end-users/<str:end_user>", end_users.EndUserDetailView.as_view()),
+    path("memories", memories.MemoryListView.as_view()),
+    path("memories/<mhid:memory_id>", memories.MemoryDetailView.as_view()),
     path("", include("facts.staff_urls")),
     path("", include("filememory.urls")),
     path("", include("records.urls")),

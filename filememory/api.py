@@ -1,0 +1,105 @@
+"""/api/v1/memories/{id}/files and /revisions: files with ETags, and their history."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from filememory.models import File
+from filememory.representations import file_etag, file_json, revision_json
+from filememory.services import files, revisions
+from filememory.services.writes import Actor
+from memoryhub.api.base import ApiView, body, if_match
+from memoryhub.api.pagination import Pagination
+from memoryhub.conf import setting
+from memoryhub.permissions import CanRun, ReadOrRun, ReadOrWrite
+
+
+def _file_response(file: File, status: int = 200) -> Response:
+    response = Response(file_json(file), status=status)
+    response["ETag"] = file_etag(file)
+    return response
+
+
+class FileTreeView(ApiView):
+    permission_classes = [ReadOrRun]
+
+    @extend_schema(summary="List a file memory's files (no content)", responses={200: dict})
+    def get(self, request: Request, memory_id: str) -> Response:
+        qs = files.list_files(self.principal, memory_id, request.query_params.get("prefix"))
+        paginator = Pagination()
+        page = paginator.paginate_queryset(qs, request, self)
+        return paginator.get_paginated_response([file_json(f, content=False) for f in page])
+
+
+class FileDetailView(ApiView):
+    permission_classes = [ReadOrRun]
+
+    @property
+    def max_body_bytes(self) -> int:
+        # Room for a file of memory.max_file_bytes even when every byte is JSON-escaped.
+        return 6 * setting("memory.max_file_bytes") + 4096
+
+    @extend_schema(summary="Read a file", responses={200: dict})
+    def get(self, request: Request, memory_id: str, file_path: str) -> Response:
+        return _file_response(files.get_file(self.principal, memory_id, file_path))
+
+    @extend_schema(
+        summary="Create (no If-Match) or replace (If-Match) a file",
+        request=dict,
+        responses={200: dict, 201: dict},
+    )
+    def put(self, request: Request, memory_id: str, file_path: str) -> Response:
+        data = body(request, {"content"}, required={"content"})
+        file, created = files.put_file(
+            Actor(self.principal),
+            memory_id,
+            file_path,
+            data["content"],
+            request.META.get("HTTP_IF_MATCH"),
+        )
+        return _file_response(file, status=201 if created else 200)
+
+    @extend_schema(summary="Delete a file (If-Match)", responses={204: None})
+    def delete(self, request: Request, memory_id: str, file_path: str) -> Response:
+        files.delete_file(Actor(self.principal), memory_id, file_path, if_match(request))
+        return Response(status=204)
+
+
+class RevisionListView(ApiView):
+    permission_classes = [ReadOrWrite]
+
+    @extend_schema(summary="A file's or the memory's history, newest first")
+    def get(self, request: Request, memory_id: str) -> Response:
+        qs = revisions.list_revisions(self.principal, memory_id, request.query_params.get("path"))
+        paginator = Pagination()
+        page = paginator.paginate_queryset(qs, request, self)
+        return paginator.get_paginated_response([revision_json(r) for r in page])
+
+    @extend_schema(summary="Purge a file's (?path=) or the memory's history")
+    def delete(self, request: Request, memory_id: str) -> Response:
+        path = request.query_params.get("path")
+        deleted = revisions.purge_history(self.principal, memory_id, path)
+        return Response({"deleted": deleted})
+
+
+class RevisionDetailView(ApiView):
+    permission_classes = [ReadOrRun]
+
+    @extend_schema(summary="One revision, with its content")
+    def get(self, request: Request, memory_id: str, revision_id: str) -> Response:
+        revision = revisions.get_revision(self.principal, memory_id, revision_id)
+        return Response(revision_json(revision, content=True))
+
+
+class RevisionRestoreView(ApiView):
+    permission_classes = [CanRun]
+
+    @extend_schema(summary="Restore a revision's content as the file's new version")
+    def post(self, request: Request, memory_id: str, revision_id: str) -> Response:
+        body(request, set())
+        file = revisions.restore_revision(
+            Actor(self.principal), memory_id, revision_id, request.META.get("HTTP_IF_MATCH")
+        )
+        return _file_response(file)

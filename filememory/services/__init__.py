@@ -1,0 +1,1 @@
+"""File-memory domain operations: every rule about files lives here."""

@@ -1,0 +1,81 @@
+"""A memory's history: listing revisions, reading one, restoring one, purging."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import QuerySet, Sum
+
+from filememory.models import File, Revision
+from filememory.services.files import audit_change, base_from_if_match, get_file_memory
+from filememory.services.paths import clean_path
+from filememory.services.writes import Actor, lock_memory, writing
+from memoryhub import audit
+from memoryhub.errors import ApiError
+from memoryhub.models import Memory, Permission
+from memoryhub.principals import Principal
+
+
+def list_revisions(principal: Principal, memory_id: str, path: str | None = None) -> QuerySet:
+    """Newest first; one path's or the whole memory's."""
+    memory = get_file_memory(principal, memory_id)
+    qs = Revision.objects.filter(memory=memory).defer("content").order_by("-id")
+    if path is not None:
+        qs = qs.filter(path=clean_path(path))
+    return qs
+
+
+def get_revision(principal: Principal, memory_id: str, revision_id: str) -> Revision:
+    memory = get_file_memory(principal, memory_id)
+    revision = Revision.objects.filter(memory=memory, public_id=revision_id).first()
+    if revision is None:
+        raise ApiError(404, "revision not found")
+    return revision
+
+
+def restore_revision(actor: Actor, memory_id: str, revision_id: str, if_match: str | None) -> File:
+    """Write an old revision's content to its path as a new change.
+
+    With If-Match the restore is a compare-and-set on that ETag; without it, it replaces
+    whatever version is current (or creates the file again).
+    """
+    actor.principal.require(Permission.RUN)
+    with writing(actor, memory_id) as writer:
+        revision = Revision.objects.filter(memory=writer.memory, public_id=revision_id).first()
+        if revision is None:
+            raise ApiError(404, "revision not found")
+        if revision.content is None:
+            raise ApiError(422, "this revision deleted the file; it has no content to restore")
+        current = writer.current(revision.path)
+        if if_match is None and current is not None:
+            if_match = "*"
+        file = writer.put(
+            revision.path,
+            revision.content,
+            base_from_if_match(if_match, current, revision.path),
+            Revision.Action.RESTORE,
+            restored_from=revision.public_id,
+        )
+        audit_change(
+            writer, "file.restore", revision.path, version=file.version, revision=revision_id
+        )
+    return file
+
+
+def purge_history(principal: Principal, memory_id: str, path: str | None = None) -> int:
+    """Delete one path's revisions, or the whole memory's; the number deleted."""
+    principal.require(Permission.WRITE)
+    if path is not None:
+        path = clean_path(path)
+    with transaction.atomic():
+        memory = lock_memory(principal, memory_id)
+        qs = Revision.objects.filter(memory=memory)
+        if path is not None:
+            qs = qs.filter(path=path)
+        freed = qs.aggregate(total=Sum("size"))["total"] or 0
+        deleted, _ = qs.delete()
+        Memory.objects.filter(pk=memory.pk).update(history_bytes=memory.history_bytes - freed)
+        target = f"{memory.id}:{path}" if path is not None else memory.id
+        audit.record(
+            principal, "history.purge", "file" if path else "memory", target, revisions=deleted
+        )
+    return deleted
