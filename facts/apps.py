@@ -3,3 +3,9 @@ from django.apps import AppConfig
 
 class FactsConfig(AppConfig):
     name = "facts"
+
+    def ready(self) -> None:
+        from facts.services.cleanup import erase_end_user_facts
+        from memoryhub.extensions import register_end_user_eraser
+
+        register_end_user_eraser(erase_end_user_facts)

@@ -37,7 +37,7 @@ def principal_for_api_key(secret: str) -> Principal:
 
 def principal_for_run_token(token: str) -> Principal:
     run = (
-        Run.objects.select_related("workspace", "end_user", "agent", "thread")
+        Run.objects.select_related("workspace", "end_user")
         .filter(token_hash=hash_secret(token))
         .first()
     )

@@ -1,5 +1,16 @@
 from django.apps import AppConfig
+from django.core import checks
 
 
 class RecordsConfig(AppConfig):
     name = "records"
+    verbose_name = "record memories"
+
+    def ready(self) -> None:
+        from memoryhub.catalog import register_kind
+        from memoryhub.crypto import check_key
+        from records.services.kind import RECORD_KIND
+
+        register_kind(RECORD_KIND)
+        # Provider credentials are the only secrets encrypted with this key.
+        checks.register(check_key, checks.Tags.security)

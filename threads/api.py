@@ -6,11 +6,12 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memoryhub.api.base import ApiView, RunOrKeyView, body, with_etag
+from memoryhub.api.base import ApiView, RunOrKeyView, body, if_match, with_etag
 from memoryhub.api.pagination import Pagination
 from memoryhub.api.representations import run_json, thread_json
+from memoryhub.etags import etag_for
 from memoryhub.permissions import CanRead, CanRun, ReadOrRun
-from threads.services import runs, threads
+from threads.services import mounts, runs, threads, tool_calls
 
 
 class ThreadListView(ApiView):
@@ -32,8 +33,10 @@ class ThreadListView(ApiView):
 
     @extend_schema(summary="Create a thread", request=dict, responses={201: dict})
     def post(self, request: Request) -> Response:
-        data = body(request, {"agent_id", "end_user"}, required={"agent_id"})
-        thread = threads.create_thread(self.principal, data["agent_id"], data.get("end_user"))
+        data = body(request, {"agent_id", "end_user", "memories"}, required={"agent_id"})
+        thread = threads.create_thread(
+            self.principal, data["agent_id"], data.get("end_user"), data.get("memories")
+        )
         return with_etag(thread_json(thread), thread.version, status=201)
 
 
@@ -51,8 +54,8 @@ class ThreadForkView(ApiView):
 
     @extend_schema(summary="Fork a thread", request=None, responses={201: dict})
     def post(self, request: Request, thread_id: str) -> Response:
-        body(request, set())
-        thread = threads.fork_thread(self.principal, thread_id)
+        data = body(request, {"memories"})
+        thread = threads.fork_thread(self.principal, thread_id, data.get("memories"))
         return with_etag(thread_json(thread), thread.version, status=201)
 
 
@@ -77,7 +80,12 @@ class RunAcceptView(ApiView):
         data = body(request, self.fields)
         accepted = runs.accept_run(self.principal, thread_id, **data)
         answer = run_json(accepted.run)
-        answer.update(token=accepted.token, mounts=[], context="", tools=[])
+        answer.update(
+            token=accepted.token,
+            mounts=[mounts.mount_json(m) for m in accepted.mounts],
+            context=accepted.context,
+            tools=accepted.tools,
+        )
         return Response(answer, status=201)
 
 
@@ -96,3 +104,68 @@ class RunEndView(RunOrKeyView):
     def post(self, request: Request, run_id: str) -> Response:
         body(request, set())
         return Response(run_json(runs.end_run(self.principal, run_id)))
+
+
+def _mounts_answer(thread, status: int = 200) -> Response:
+    listed = [mounts.mount_json(m) for m in mounts.thread_mounts(thread)]
+    return with_etag(
+        {"memories": listed, "etag": etag_for(thread.version)}, thread.version, status=status
+    )
+
+
+class ThreadMountListView(ApiView):
+    permission_classes = [ReadOrRun]
+
+    @extend_schema(summary="List a thread's memory mounts", responses={200: dict})
+    def get(self, request: Request, thread_id: str) -> Response:
+        thread, _ = mounts.list_thread_mounts(self.principal, thread_id)
+        return _mounts_answer(thread)
+
+    @extend_schema(
+        summary="Mount a memory on a thread (If-Match)", request=dict, responses={201: dict}
+    )
+    def post(self, request: Request, thread_id: str) -> Response:
+        data = body(
+            request, {"name", "memory_id", "access", "recall"}, required={"name", "memory_id"}
+        )
+        thread = mounts.mount(self.principal, thread_id, data, if_match(request))
+        return _mounts_answer(thread, status=201)
+
+
+class ThreadMountDetailView(ApiView):
+    permission_classes = [ReadOrRun]
+
+    @extend_schema(
+        summary="Change a mount's access or recall (If-Match)", request=dict, responses={200: dict}
+    )
+    def patch(self, request: Request, thread_id: str, name: str) -> Response:
+        data = body(request, {"access", "recall"})
+        thread = mounts.change_mount(self.principal, thread_id, name, data, if_match(request))
+        return _mounts_answer(thread)
+
+    @extend_schema(summary="Remove a mount (If-Match)", responses={200: dict})
+    def delete(self, request: Request, thread_id: str, name: str) -> Response:
+        thread = mounts.unmount(self.principal, thread_id, name, if_match(request))
+        return _mounts_answer(thread)
+
+
+class ToolCallView(RunOrKeyView):
+    permission_classes = [CanRead]  # each tool checks the permission it needs
+
+    @extend_schema(
+        summary="Execute one tool call of the model", request=dict, responses={200: dict}
+    )
+    def post(self, request: Request, run_id: str) -> Response:
+        data = body(request, {"id", "name", "arguments", "type", "function"})
+        call_id, name, arguments = _tool_call_fields(data)
+        return Response(
+            tool_calls.execute_tool_call(self.principal, run_id, call_id, name, arguments)
+        )
+
+
+def _tool_call_fields(data: dict) -> tuple:
+    """``{id, name, arguments}``, or an OpenAI tool call ``{id, type, function: {...}}``."""
+    function = data.get("function")
+    if isinstance(function, dict):
+        return data.get("id"), function.get("name"), function.get("arguments", {})
+    return data.get("id"), data.get("name"), data.get("arguments", {})

@@ -89,7 +89,7 @@ def test_a_worker_runs_a_task_sent_through_the_embedded_filesystem_broker(tmp_pa
     TaskPing.objects.create(pk=ping_id)
     (tmp_path / "queue").mkdir()
     worker = _worker({"MEMORYHUB_BROKER_DIR": str(tmp_path)})
-    sender = Celery(broker="filesystem://")
+    sender = Celery(broker="filesystem://", set_as_current=False)
     sender.conf.broker_transport_options = {
         "data_folder_in": str(tmp_path / "queue"),
         "data_folder_out": str(tmp_path / "queue"),

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.utils import timezone
 
+from facts.services.cleanup import drop_eval_memory
 from memoryhub import audit
 from memoryhub.errors import ApiError
 from memoryhub.ids import hash_secret, new_secret
 from memoryhub.models import Permission, Run, Thread
 from memoryhub.principals import Principal
 from memoryhub.services.common import get_in_workspace
+from threads.models import RunMount
+from threads.services import mounts
+from threads.services.context import build_run_context
 from threads.services.threads import get_thread
+from threads.services.toolset import run_tool_definitions
 
 RUNS = Run.objects.select_related("thread", "agent", "end_user", "workspace")
 
@@ -22,6 +27,9 @@ RUNS = Run.objects.select_related("thread", "agent", "end_user", "workspace")
 class AcceptedRun:
     run: Run
     token: str  # shown once, in the answer that accepts the run
+    mounts: list[RunMount]
+    context: str = ""
+    tools: list = field(default_factory=list)
 
 
 def _parent(principal: Principal, parent_run_id: object) -> Run | None:
@@ -77,9 +85,16 @@ def accept_run(
             input=input,
         )
         if thread.first_run_at is None:
+            mounts.join_first_run_mounts(thread, run)
             Thread.objects.filter(pk=thread.pk).update(first_run_at=run.created_at)
+        frozen = [] if inline else mounts.freeze_mounts(thread, run)
         audit.record(principal, "run.accept", "run", run.id, thread=thread.id)
-    return AcceptedRun(run=run, token=token)
+    accepted = AcceptedRun(run=run, token=token, mounts=frozen)
+    if frozen:
+        # Outside the transaction: recall may wait on slow backends for a while.
+        accepted.context = build_run_context(run, frozen, full=history_compacted)
+        accepted.tools = run_tool_definitions(thread.agent, frozen)
+    return accepted
 
 
 def get_run(principal: Principal, run_id: str) -> Run:
@@ -100,5 +115,7 @@ def end_run(principal: Principal, run_id: str) -> Run:
             run.status = Run.Status.ENDED
             run.ended_at = timezone.now()
             run.save(update_fields=["status", "ended_at"])
+            # The root run of an eval takes its tree's temporary facts memory with it.
+            drop_eval_memory(run)
             audit.record(principal, "run.end", "run", run.id)
     return run

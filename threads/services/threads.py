@@ -10,11 +10,14 @@ from memoryhub.models import Agent, Permission, Thread
 from memoryhub.principals import Principal
 from memoryhub.services.common import bump_version, get_in_workspace
 from memoryhub.services.end_users import get_or_create_end_user
+from threads.services import mounts
 
 THREADS = Thread.objects.select_related("agent", "end_user")
 
 
-def create_thread(principal: Principal, agent_id: object, end_user: object = None) -> Thread:
+def create_thread(
+    principal: Principal, agent_id: object, end_user: object = None, memories: object = None
+) -> Thread:
     principal.require(Permission.RUN)
     if not isinstance(agent_id, str):
         raise ApiError(422, "agent_id is required")
@@ -24,6 +27,7 @@ def create_thread(principal: Principal, agent_id: object, end_user: object = Non
             raise ApiError(422, "agent_id names no agent of this workspace")
         person = get_or_create_end_user(principal, end_user) if end_user is not None else None
         thread = Thread.objects.create(workspace=principal.workspace, agent=agent, end_user=person)
+        mounts.initial_mounts(principal, thread, memories)
         audit.record(principal, "thread.create", "thread", thread.id)
     return thread
 
@@ -38,7 +42,8 @@ def list_threads(principal: Principal):
     return THREADS.filter(workspace_id=principal.workspace_id).order_by("-created_at", "id")
 
 
-def fork_thread(principal: Principal, thread_id: str) -> Thread:
+def fork_thread(principal: Principal, thread_id: str, memories: object = None) -> Thread:
+    """A new thread of the same agent and end user, with the origin's mounts (+ ``memories``)."""
     principal.require(Permission.RUN)
     with transaction.atomic():
         origin = get_thread(principal, thread_id)
@@ -48,6 +53,8 @@ def fork_thread(principal: Principal, thread_id: str) -> Thread:
             end_user=origin.end_user,
             forked_from=origin,
         )
+        mounts.copy_mounts(mounts.thread_mounts(origin), fork)
+        mounts.initial_mounts(principal, fork, memories)
         audit.record(principal, "thread.fork", "thread", fork.id, origin=origin.id)
     return fork
 
@@ -58,5 +65,6 @@ def archive_thread(principal: Principal, thread_id: str, if_match: str | None) -
         thread = get_thread(principal, thread_id, lock=True)
         if thread.status != Thread.Status.ARCHIVED:
             bump_version(thread, if_match, status=Thread.Status.ARCHIVED)
+            mounts.remove_all(thread)
             audit.record(principal, "thread.archive", "thread", thread.id)
     return thread

@@ -1,0 +1,153 @@
+"""Facts: short texts under folder paths, one memory per agent, every version kept.
+
+A fact's public id is ``m_<pk>``. ``Fact`` holds the current version of each fact (and the
+search vector); ``FactVersion`` holds every version, the current one included, so that the
+history survives a ``replaces`` and idempotency keys are unique in the database.
+
+``scope`` separates the agent's real memory (``""``) from an eval's temporary memory (the
+eval root run's id). ``owner_id`` is the end user whose folder (``users/<them>/``) holds the
+fact, or null outside users' folders.
+
+Foreign keys are ``DO_NOTHING`` in Django and ``ON DELETE CASCADE`` in the database
+(migration 0002): deleting an agent or a workspace with 100,000 facts must not load them.
+They get no index of their own: the composite indexes lead with them where a query needs
+it, and fewer indexes keep writes fast.
+"""
+
+from __future__ import annotations
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import Q
+
+from memoryhub.models import Agent, Workspace
+
+FACT_ID_PREFIX = "m_"
+
+
+class WrittenBy(models.TextChoices):
+    CODE = "code"
+    MODEL = "model"
+
+
+class Fact(models.Model):
+    id = models.BigAutoField(primary_key=True)
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.DO_NOTHING, related_name="+", db_index=False
+    )
+    agent = models.ForeignKey(Agent, on_delete=models.DO_NOTHING, related_name="+", db_index=False)
+    scope = models.CharField(max_length=48, default="", blank=True)
+    owner_id = models.CharField(max_length=48, null=True, blank=True)
+    path = models.TextField()
+    text = models.TextField()
+    tags = ArrayField(models.CharField(max_length=50), default=list)
+    confidence = models.FloatField(default=1.0)
+    version = models.PositiveIntegerField(default=1)
+    run_id = models.CharField(max_length=48)
+    written_by = models.CharField(max_length=8, choices=WrittenBy.choices)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    # The text case-folded for Turkish and English (facts.search.fold); the vector is
+    # PostgreSQL's, so it can never drift from the folded text.
+    search_text = models.TextField()
+    search_vector = models.GeneratedField(
+        expression=SearchVector("search_text", config="simple"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        indexes = [
+            GinIndex(fields=["search_vector"], name="fact_search_gin"),
+            models.Index(fields=["agent", "scope", "-updated_at", "-id"], name="fact_agent_newest"),
+            models.Index(
+                fields=["owner_id"], name="fact_owner", condition=Q(owner_id__isnull=False)
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.public_id
+
+    @property
+    def public_id(self) -> str:
+        return f"{FACT_ID_PREFIX}{self.pk}"
+
+
+class FactVersion(models.Model):
+    id = models.BigAutoField(primary_key=True)
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.DO_NOTHING, related_name="+", db_index=False
+    )
+    agent = models.ForeignKey(Agent, on_delete=models.DO_NOTHING, related_name="+", db_index=False)
+    fact = models.ForeignKey(
+        Fact, on_delete=models.DO_NOTHING, related_name="versions", db_index=False
+    )
+    version = models.PositiveIntegerField()
+    path = models.TextField()
+    text = models.TextField()
+    tags = ArrayField(models.CharField(max_length=50), default=list)
+    confidence = models.FloatField()
+    run_id = models.CharField(max_length=48)
+    written_by = models.CharField(max_length=8, choices=WrittenBy.choices)
+    # The idempotency key of the write that made this version (unique per run).
+    key = models.CharField(max_length=200, null=True, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["fact", "version"], name="fact_version_unique"),
+            models.UniqueConstraint(
+                fields=["run_id", "key"],
+                condition=Q(key__isnull=False),
+                name="fact_key_unique_per_run",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{FACT_ID_PREFIX}{self.fact_id} v{self.version}"
+
+
+class FactQuota(models.Model):
+    """How many facts one memory (an agent's, or an eval's) holds.
+
+    Writers of new facts increment it with a conditional UPDATE, which locks the row until
+    they commit: concurrent writers queue on it and can never overshoot the limit.
+    """
+
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.DO_NOTHING, related_name="+", db_index=False
+    )
+    agent = models.ForeignKey(Agent, on_delete=models.DO_NOTHING, related_name="+", db_index=False)
+    scope = models.CharField(max_length=48, default="", blank=True)
+    count = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "scope"], name="fact_quota_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}/{self.scope or 'real'}: {self.count}"
+
+
+class FactTerm(models.Model):
+    """How many facts of one memory hold a lexeme: the statistics the ranking weighs by.
+
+    Kept by statement-level triggers on ``facts_fact`` (migration 0004) in the writing
+    transaction, so every path that writes or deletes facts (bulk SQL and cascades too)
+    keeps them exact. The empty term counts the memory's facts. ``term`` is in the "C"
+    collation so that a query word's prefix is one range of the primary key.
+    """
+
+    pk = models.CompositePrimaryKey("agent", "scope", "term")
+    agent = models.ForeignKey(
+        Agent, on_delete=models.DO_NOTHING, related_name="+", db_index=False, db_constraint=False
+    )
+    scope = models.CharField(max_length=48, default="", blank=True)
+    term = models.TextField(db_collation="C")
+    facts = models.IntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.agent_id}/{self.scope or 'real'}/{self.term}: {self.facts}"

@@ -1,0 +1,100 @@
+"""Fact paths: validation, ``users/{user}/`` resolution and whole-segment prefix filters.
+
+A path is ``/``-separated segments of 1-100 letters, digits and ``. _ : @ - { }``, at most
+300 characters, stored with one trailing slash. The root is ``""`` (also ``"/"``).
+
+``users/<someone>/`` is that end user's folder. A run reaches only its own user's folder,
+named ``users/{user}/`` (or by the user's own id); ``{user}`` anywhere else is 422.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memoryhub.errors import ApiError
+
+MAX_PATH_CHARS = 300
+USERS = "users"
+USER_PLACEHOLDER = "{user}"
+_SEGMENT_RE = re.compile(r"[\w.:@{}\-]{1,100}")
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Whose folders a caller may name: a run's end user, or every user (staff)."""
+
+    is_run: bool
+    end_user_id: str | None = None
+    end_user_external_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Folder:
+    """A resolved path: how it is stored, and the end user whose folder holds it."""
+
+    path: str  # "" for the root, else segments with one trailing slash
+    owner_id: str | None  # the end user's id inside users/<them>/, else None
+    in_users: bool  # under users/ (the folder of all users' folders, or one of them)
+
+
+def segments_of(raw: object, field: str = "path") -> list[str]:
+    """The segments of a well-formed path (422 otherwise); [] for the root."""
+    if not isinstance(raw, str):
+        raise ApiError(422, f"{field} must be a string")
+    if raw in ("", "/"):
+        return []
+    if len(raw) > MAX_PATH_CHARS:
+        raise ApiError(422, f"{field} is at most {MAX_PATH_CHARS} characters")
+    body = raw[:-1] if raw.endswith("/") else raw
+    segments = body.split("/")
+    for segment in segments:
+        if not _SEGMENT_RE.fullmatch(segment):
+            raise ApiError(
+                422,
+                f"{field}: each '/'-separated segment is 1-100 letters, digits and . _ : @ - {{ }}",
+            )
+    for index, segment in enumerate(segments):
+        if USER_PLACEHOLDER in segment and (
+            index != 1 or segment != USER_PLACEHOLDER or segments[0] != USERS
+        ):
+            raise ApiError(422, f"{field}: {{user}} is allowed only as users/{{user}}/")
+    return segments
+
+
+def resolve(raw: object, viewer: Viewer, *, field: str = "path") -> Folder:
+    """Resolve ``users/{user}/`` and check that the viewer may name this folder."""
+    segments = segments_of(raw, field)
+    if not segments or segments[0] != USERS:
+        return Folder(_join(segments), None, False)
+    if len(segments) == 1:
+        return Folder(_join(segments), None, True)
+    named = segments[1]
+    if named == USER_PLACEHOLDER:
+        if not viewer.is_run:
+            raise ApiError(422, f"{field}: {{user}} needs a run with an end user")
+        if viewer.end_user_id is None:
+            raise ApiError(409, "this run has no end user", reason="no_user")
+        segments[1] = viewer.end_user_external_id or ""
+        return Folder(_join(segments), viewer.end_user_id, True)
+    if viewer.is_run:
+        if viewer.end_user_external_id != named:
+            raise ApiError(403, "another end user's folder", reason="other_user")
+        return Folder(_join(segments), viewer.end_user_id, True)
+    return Folder(_join(segments), None, True)  # staff: the owner is looked up when needed
+
+
+def resolve_for_write(raw: object, viewer: Viewer) -> Folder:
+    folder = resolve(raw, viewer)
+    if folder.in_users and folder.owner_id is None:
+        raise ApiError(422, "users/ holds only end users' folders: write under users/{user}/")
+    return folder
+
+
+def normalize(raw: object, field: str = "path") -> str:
+    """The canonical spelling of a path as given (``{user}`` unresolved)."""
+    return _join(segments_of(raw, field))
+
+
+def _join(segments: list[str]) -> str:
+    return "".join(segment + "/" for segment in segments)

@@ -1,0 +1,79 @@
+"""Which facts memory a principal works on, and which of its facts it may see.
+
+A run works on its agent's memory, or, for an eval run, on the temporary memory of its
+eval root run; it sees the facts outside users' folders and those of its own end user.
+Staff (API keys) name an agent of their workspace and see its real memory, every end
+user's folder included, never an eval's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Q, QuerySet
+
+from facts.models import Fact
+from facts.paths import Folder, Viewer
+from memoryhub.errors import ApiError
+from memoryhub.models import Agent, Run
+from memoryhub.principals import Principal
+
+REAL_MEMORY = ""
+
+
+@dataclass(frozen=True)
+class FactScope:
+    workspace_id: str
+    agent_id: str
+    scope: str  # REAL_MEMORY, or the eval root run's id
+    viewer: Viewer
+    run: Run | None = None
+
+    def facts(self) -> QuerySet[Fact]:
+        """Every fact this caller may see (without the search columns nobody reads back)."""
+        qs = Fact.objects.defer("search_text", "search_vector").filter(
+            workspace_id=self.workspace_id, agent_id=self.agent_id, scope=self.scope
+        )
+        if self.viewer.is_run:
+            qs = qs.filter(Q(owner_id__isnull=True) | Q(owner_id=self.viewer.end_user_id))
+        return qs
+
+
+def eval_scope_of(run: Run) -> str:
+    """The temporary memory an eval run shares with its eval tree (REAL_MEMORY otherwise)."""
+    if not run.is_eval:
+        return REAL_MEMORY
+    return run.eval_root_id or run.id
+
+
+def for_run(principal: Principal) -> FactScope:
+    run = principal.run
+    if run is None:
+        raise ApiError(401, "a run token is required", headers={"WWW-Authenticate": "Bearer"})
+    end_user = run.end_user
+    viewer = Viewer(
+        is_run=True,
+        end_user_id=end_user.id if end_user else None,
+        end_user_external_id=end_user.external_id if end_user else None,
+    )
+    return FactScope(principal.workspace_id, run.agent_id, eval_scope_of(run), viewer, run)
+
+
+def for_staff(principal: Principal, agent_id: str) -> FactScope:
+    if not Agent.objects.filter(workspace_id=principal.workspace_id, pk=agent_id).exists():
+        raise ApiError(404, "agent not found")
+    return FactScope(principal.workspace_id, agent_id, REAL_MEMORY, Viewer(is_run=False))
+
+
+def under(facts: QuerySet[Fact], folders: list[Folder]) -> QuerySet[Fact]:
+    """Facts in any of the folders or their sub-folders (whole segments only)."""
+    if any(folder.path == "" for folder in folders):
+        return facts
+    condition = Q()
+    for folder in folders:
+        condition |= Q(path__startswith=folder.path)
+    return facts.filter(condition)
+
+
+def is_under(path: str, folders: list[Folder]) -> bool:
+    return any(path.startswith(folder.path) for folder in folders)

@@ -1,0 +1,112 @@
+"""Full-text search over facts: Turkish-and-English case folding, prefix OR queries, ranking.
+
+The text is folded in Python (``I ı İ i`` are one letter; ``Ş Ğ Ü Ö Ç`` fold by case) and
+PostgreSQL keeps ``to_tsvector('simple', folded text)`` in a stored, GIN-indexed column.
+A query is folded the same way and split into words; each word becomes a quoted prefix
+term (``'word':*``) and the terms are OR-ed. The query string is passed as a parameter of
+``to_tsquery`` and only ever holds words of letters and digits, quoted and escaped, so no
+user text reaches the tsquery parser as syntax.
+
+The ranking is defined in ``facts.ranking`` and found by ``facts.topk`` without scoring
+every match; ``ranked_queryset`` keeps the plain ``ts_rank`` query as the benchmark's
+baseline.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.db.models import F, Q, QuerySet
+
+from facts import ranking, terms
+from facts.models import Fact
+from facts.topk import TopK
+
+# Words beyond these are ignored: a query is a handful of words, not a document.
+MAX_QUERY_WORDS = 32
+# A longer word still prefix-matches through its first characters.
+MAX_WORD_CHARS = 100
+
+_TURKISH_I = str.maketrans({"I": "i", "İ": "i", "ı": "i"})
+_WORD_RE = re.compile(r"[^\W_]+")
+_COMBINING_DOT_ABOVE = "\u0307"
+
+
+def fold(text: str) -> str:
+    """Case-fold for Turkish and English alike: ``İSTANBUL`` and ``ıstanbul`` -> ``istanbul``."""
+    composed = unicodedata.normalize("NFC", text)
+    return composed.translate(_TURKISH_I).lower().replace(_COMBINING_DOT_ABOVE, "")
+
+
+def query_words(query: str) -> list[str]:
+    """The distinct folded words of a query, in order, at most ``MAX_QUERY_WORDS``."""
+    words: list[str] = []
+    for match in _WORD_RE.finditer(fold(query)):
+        word = match.group()[:MAX_WORD_CHARS]
+        if word not in words:
+            words.append(word)
+            if len(words) == MAX_QUERY_WORDS:
+                break
+    return words
+
+
+def _quoted(word: str) -> str:
+    # Words are letters and digits only; escaping anyway keeps the quoting safe on its own.
+    return "'" + word.replace("\\", "\\\\").replace("'", "''") + "':*"
+
+
+def tsquery_text(words: list[str]) -> str:
+    """``'w1':* | 'w2':*``: every word OR-ed and prefix-matched."""
+    return " | ".join(_quoted(word) for word in words)
+
+
+def ranked_queryset(facts: QuerySet[Fact], query: str, k: int) -> QuerySet[Fact] | None:
+    """The naive query: every match ranked by ``ts_rank`` (the benchmark's baseline)."""
+    words = query_words(query)
+    if not words:
+        return None
+    tsquery = SearchQuery(tsquery_text(words), search_type="raw", config="simple")
+    return (
+        facts.filter(search_vector=tsquery)
+        .annotate(score=SearchRank(F("search_vector"), tsquery))
+        .order_by("-score", "-updated_at", "-id")[:k]
+    )
+
+
+def ranked(facts: QuerySet[Fact], query: str, k: int) -> list[Fact]:
+    """The ``k`` facts best matching ``query`` (``facts.ranking``), each with ``score``.
+
+    ``facts`` must be one memory's facts (filtered on ``agent_id`` and ``scope``).
+    """
+    words = query_words(query)
+    memory = memory_of(facts)
+    if not words or memory is None:
+        return []
+    total, frequencies = terms.document_frequencies(memory, words)
+    if not total:
+        return []
+    where = facts.query.get_compiler(using=facts.db).compile(facts.query.where)
+    hits = TopK(memory, where, total, k).run(ranking.weigh(total, words, frequencies))
+    found = facts.in_bulk([hit.id for hit in hits])
+    results = []
+    for hit in hits:
+        fact = found[hit.id]
+        fact.score = hit.score
+        results.append(fact)
+    return results
+
+
+def memory_of(facts: QuerySet[Fact]) -> terms.Memory | None:
+    """The memory a queryset is confined to, read from its ``agent_id = …`` and ``scope = …``."""
+    equal: dict[str, object] = {}
+    for node in facts.query.where.children:
+        if isinstance(node, Q) or not hasattr(node, "lhs") or node.lookup_name != "exact":
+            continue
+        target = getattr(node.lhs, "target", None)
+        if target is not None and target.attname in ("agent_id", "scope"):
+            equal[target.attname] = node.rhs
+    if not {"agent_id", "scope"} <= equal.keys():
+        return None
+    return terms.Memory(str(equal["agent_id"]), str(equal["scope"]))

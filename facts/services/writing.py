@@ -1,0 +1,262 @@
+"""Writing facts: save, replace (a new version), idempotency keys, the per-memory limit,
+and delete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from facts import paths, search, validation
+from facts.models import FACT_ID_PREFIX, Fact, FactQuota, FactVersion, WrittenBy
+from facts.paths import Folder
+from facts.scope import FactScope, is_under
+from memoryhub import audit
+from memoryhub.conf import setting
+from memoryhub.errors import ApiError
+from memoryhub.models import Permission, Run
+from memoryhub.principals import Principal
+
+WRITE_FIELDS = {"path", "text", "tags", "confidence", "replaces", "key", "written_by"}
+KEY_CONSTRAINT = "fact_key_unique_per_run"
+
+
+@dataclass
+class Written:
+    version: FactVersion
+    created_at: Any  # the fact's creation time
+    created: bool  # False when the key had already been written in this run
+
+
+@dataclass
+class _Request:
+    folder: Folder
+    text: str
+    tags: list[str] | None
+    confidence: float | None
+    replaces: int | None
+    key: str | None
+    written_by: str
+
+
+def write_fact(
+    principal: Principal,
+    scope: FactScope,
+    data: dict,
+    *,
+    within: list[Folder] | None = None,
+) -> Written:
+    """Save a fact, or a new version of one (``replaces``); ``within`` confines the tools."""
+    principal.require(Permission.RUN)
+    request = _parse(data, scope)
+    if within is not None and not is_under(request.folder.path, within):
+        raise ApiError(403, "this path is outside the tool's folders", reason="outside_paths")
+    if request.key and (earlier := _replay(scope, request.key)):
+        return earlier
+    try:
+        with transaction.atomic():
+            _lock_running_runs(scope)
+            if request.replaces is not None:
+                written = _replace(scope, request, within)
+            else:
+                written = _create(scope, request)
+            audit.record(
+                principal,
+                "fact.write",
+                "fact",
+                f"{FACT_ID_PREFIX}{written.version.fact_id}",
+                path=request.folder.path,
+                version=written.version.version,
+            )
+    except IntegrityError as exc:
+        constraint = getattr(getattr(exc.__cause__, "diag", None), "constraint_name", None)
+        if request.key and constraint == KEY_CONSTRAINT:
+            earlier = _replay(scope, request.key)
+            if earlier:
+                return earlier
+        raise
+    return written
+
+
+def delete_fact(
+    principal: Principal, scope: FactScope, fact_id: str, *, within: list[Folder] | None = None
+) -> None:
+    """Delete a fact and all its versions (404 for a fact the caller can't see)."""
+    principal.require(Permission.RUN if scope.run is not None else Permission.WRITE)
+    pk = _pk_or_404(fact_id)
+    with transaction.atomic():
+        _lock_running_runs(scope)
+        fact = scope.facts().select_for_update().filter(pk=pk).first()
+        if fact is None or (within is not None and not is_under(fact.path, within)):
+            raise ApiError(404, "fact not found")
+        # The versions go with it: ON DELETE CASCADE in the database.
+        Fact.objects.filter(pk=pk).delete()
+        FactQuota.objects.filter(agent_id=scope.agent_id, scope=scope.scope).update(
+            count=F("count") - 1
+        )
+        audit.record(principal, "fact.delete", "fact", fact.public_id, path=fact.path)
+
+
+def _parse(data: dict, scope: FactScope) -> _Request:
+    missing = sorted({"path", "text"} - set(data))
+    if missing:
+        raise ApiError(422, f"missing fields: {', '.join(missing)}")
+    return _Request(
+        folder=paths.resolve_for_write(data["path"], scope.viewer),
+        text=validation.text(data["text"]),
+        tags=validation.tags(data["tags"]) if data.get("tags") is not None else None,
+        confidence=(
+            validation.confidence(data["confidence"])
+            if data.get("confidence") is not None
+            else None
+        ),
+        replaces=(
+            validation.fact_pk(data["replaces"], "replaces")
+            if data.get("replaces") is not None
+            else None
+        ),
+        key=validation.key(data["key"]) if data.get("key") is not None else None,
+        written_by=validation.written_by(data.get("written_by", WrittenBy.CODE)),
+    )
+
+
+def _replay(scope: FactScope, key: str) -> Written | None:
+    earlier = (
+        FactVersion.objects.select_related("fact")
+        .filter(run_id=scope.run.id, key=key, agent_id=scope.agent_id)
+        .first()
+    )
+    if earlier is None:
+        return None
+    return Written(earlier, earlier.fact.created_at, created=False)
+
+
+def _lock_running_runs(scope: FactScope) -> None:
+    """Hold the run (and its eval root) running until this write commits.
+
+    FOR SHARE conflicts with ending the run and with erasing its end user, so a write either
+    lands before them (and they see it) or after them (and is refused).
+    """
+    if scope.run is None:
+        return
+    run_ids = sorted({scope.run.id, scope.scope} - {""})
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id FROM {Run._meta.db_table} WHERE id = ANY(%s) AND status = %s "  # noqa: S608
+            "ORDER BY id FOR SHARE",
+            [run_ids, Run.Status.RUNNING],
+        )
+        running = {row[0] for row in cursor.fetchall()}
+    if scope.run.id not in running:
+        raise ApiError(401, "the run has ended", reason="run_ended")
+    if scope.scope and scope.scope not in running:
+        raise ApiError(409, "the eval's root run has ended", reason="eval_ended")
+
+
+def _create(scope: FactScope, request: _Request) -> Written:
+    now = timezone.now()
+    fact = Fact.objects.create(
+        workspace_id=scope.workspace_id,
+        agent_id=scope.agent_id,
+        scope=scope.scope,
+        owner_id=request.folder.owner_id,
+        path=request.folder.path,
+        text=request.text,
+        tags=request.tags or [],
+        confidence=1.0 if request.confidence is None else request.confidence,
+        version=1,
+        run_id=scope.run.id,
+        written_by=request.written_by,
+        created_at=now,
+        updated_at=now,
+        search_text=search.fold(request.text),
+    )
+    version = _add_version(fact, request.key)
+    # Last, so the quota row is locked for as short a time as possible.
+    _count_one_more(scope)
+    return Written(version, fact.created_at, created=True)
+
+
+def _replace(scope: FactScope, request: _Request, within: list[Folder] | None) -> Written:
+    fact = scope.facts().select_for_update().filter(pk=request.replaces).first()
+    if fact is None or (within is not None and not is_under(fact.path, within)):
+        raise ApiError(404, "the fact to replace was not found")
+    if fact.owner_id != request.folder.owner_id:
+        raise ApiError(
+            422,
+            "a fact can't be moved into, out of or between users' folders",
+            reason="user_folder_move",
+        )
+    fact.version += 1
+    fact.path = request.folder.path
+    fact.text = request.text
+    fact.search_text = search.fold(request.text)
+    if request.tags is not None:
+        fact.tags = request.tags
+    if request.confidence is not None:
+        fact.confidence = request.confidence
+    fact.run_id = scope.run.id
+    fact.written_by = request.written_by
+    fact.updated_at = timezone.now()
+    fact.save(
+        update_fields=[
+            "version",
+            "path",
+            "text",
+            "search_text",
+            "tags",
+            "confidence",
+            "run_id",
+            "written_by",
+            "updated_at",
+        ]
+    )
+    return Written(_add_version(fact, request.key), fact.created_at, created=True)
+
+
+def _add_version(fact: Fact, key: str | None) -> FactVersion:
+    return FactVersion.objects.create(
+        workspace_id=fact.workspace_id,
+        agent_id=fact.agent_id,
+        fact=fact,
+        version=fact.version,
+        path=fact.path,
+        text=fact.text,
+        tags=fact.tags,
+        confidence=fact.confidence,
+        run_id=fact.run_id,
+        written_by=fact.written_by,
+        key=key,
+        created_at=fact.updated_at,
+    )
+
+
+def _count_one_more(scope: FactScope) -> None:
+    """Count the new fact, or refuse it when the memory is full (409 memory_full)."""
+    limit = setting("facts.max_facts_per_agent")
+    quota = FactQuota.objects.filter(agent_id=scope.agent_id, scope=scope.scope)
+    if quota.filter(count__lt=limit).update(count=F("count") + 1):
+        return
+    if not quota.exists():
+        FactQuota.objects.bulk_create(
+            [
+                FactQuota(
+                    workspace_id=scope.workspace_id, agent_id=scope.agent_id, scope=scope.scope
+                )
+            ],
+            ignore_conflicts=True,
+        )
+        if quota.filter(count__lt=limit).update(count=F("count") + 1):
+            return
+    raise ApiError(409, f"this memory holds at most {limit} facts", reason="memory_full")
+
+
+def _pk_or_404(fact_id: str) -> int:
+    try:
+        return validation.fact_pk(fact_id)
+    except ApiError:
+        raise ApiError(404, "fact not found") from None

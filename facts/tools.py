@@ -1,0 +1,230 @@
+"""The three memory tools a model can call: ``search_memory``, ``save_memory``,
+``forget_memory`` (OpenAI function tools), confined to the folders the runtime gives.
+
+With one folder the tools take no ``path``; with several, a ``path`` argument whose
+values are exactly those folders as the runtime wrote them (``users/{user}/`` stays a
+placeholder, so the model never names a user). A refusal is the tool message
+``error: <code>: <message>``, never an HTTP error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from facts import paths, validation
+from facts.context import given_paths
+from facts.models import WrittenBy
+from facts.paths import Folder
+from facts.scope import FactScope, for_run
+from facts.services.reading import search_facts
+from facts.services.writing import delete_fact, write_fact
+from memoryhub.errors import ApiError
+from memoryhub.models import Permission
+from memoryhub.principals import Principal
+
+MAX_TOOL_CALL_ID = 200
+
+
+class Toolbox:
+    """The tools over some folders of one run's memory."""
+
+    def __init__(self, principal: Principal, paths_value: object) -> None:
+        self.principal = principal
+        self.scope: FactScope = for_run(principal)
+        self.given = given_paths(paths_value)
+        self.folders: dict[str, Folder] = {
+            given: paths.resolve(given, self.scope.viewer) for given in self.given
+        }
+
+    # -- definitions -------------------------------------------------------------------
+    def definitions(self) -> list[dict]:
+        return [
+            _function(
+                "search_memory",
+                "Search your long-term memory. Every word is matched as a prefix, any word "
+                "may match; an empty query lists the newest facts.",
+                {
+                    "query": {"type": "string", "description": "words to look for"},
+                    "k": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": validation.K_MAX,
+                        "description": "how many facts to return (default 5)",
+                    },
+                    **self._path_property("where to search (default: everywhere)"),
+                },
+                ["query"],
+            ),
+            _function(
+                "save_memory",
+                "Remember a short fact for later conversations. To correct a fact, pass its "
+                "id as replaces.",
+                {
+                    "text": {
+                        "type": "string",
+                        "maxLength": validation.MAX_TEXT,
+                        "description": "the fact, one short self-contained sentence",
+                    },
+                    "tags": {
+                        "type": "array",
+                        "maxItems": validation.MAX_TAGS,
+                        "items": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,50}$"},
+                    },
+                    "replaces": {
+                        "type": "string",
+                        "description": "id of a fact this one corrects (m_...)",
+                    },
+                    **self._path_property("the folder to save in"),
+                },
+                ["text", "path"] if self._several else ["text"],
+            ),
+            _function(
+                "forget_memory",
+                "Delete a fact from memory by its id.",
+                {
+                    "id": {"type": "string", "description": "the fact's id (m_...)"},
+                    **self._path_property("the folder holding the fact"),
+                },
+                ["id"],
+            ),
+        ]
+
+    @property
+    def _several(self) -> bool:
+        return len(self.given) > 1
+
+    def _path_property(self, description: str) -> dict:
+        if not self._several:
+            return {}
+        return {"path": {"type": "string", "enum": list(self.given), "description": description}}
+
+    # -- calls ---------------------------------------------------------------------------
+    def call(self, tool_call: object) -> dict:
+        """Run one tool call; answer the ``{"role": "tool", ...}`` message."""
+        self.principal.require(Permission.RUN)  # an ended run's tools are an error, not text
+        call_id, name, raw_arguments = _envelope(tool_call)
+        try:
+            arguments = _arguments(raw_arguments)
+            handler = self._handlers().get(name)
+            if handler is None:
+                raise ApiError(422, f"unknown tool {name!r}")
+            content = handler(arguments)
+        except ApiError as error:
+            content = error.as_tool_text()
+        return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+    def _handlers(self) -> dict[str, Callable[[dict], str]]:
+        return {
+            "search_memory": self._search,
+            "save_memory": self._save,
+            "forget_memory": self._forget,
+        }
+
+    def _search(self, args: dict) -> str:
+        _only(args, {"query", "k", "path"})
+        query = validation.query(args.get("query"))
+        folders = self._chosen(args, required=False)
+        found = search_facts(self.scope, query, folders=folders, k=validation.k(args.get("k")))
+        return _dumps(
+            {
+                "facts": [
+                    {
+                        "id": fact.public_id,
+                        "text": fact.text,
+                        "tags": list(fact.tags),
+                        "date": fact.updated_at.date().isoformat(),
+                        "score": round(fact.score, 6) if hasattr(fact, "score") else None,
+                    }
+                    for fact in found
+                ]
+            }
+        )
+
+    def _save(self, args: dict) -> str:
+        _only(args, {"text", "tags", "replaces", "path"})
+        if "text" not in args:
+            raise ApiError(422, "text is required")
+        path = self._chosen_given(args)
+        data = {"path": path, "text": args["text"], "written_by": WrittenBy.MODEL}
+        for name in ("tags", "replaces"):
+            if args.get(name) is not None:
+                data[name] = args[name]
+        written = write_fact(self.principal, self.scope, data, within=list(self.folders.values()))
+        version = written.version
+        return _dumps({"saved": f"m_{version.fact_id}", "version": version.version})
+
+    def _forget(self, args: dict) -> str:
+        _only(args, {"id", "path"})
+        fact_id = args.get("id")
+        if not isinstance(fact_id, str):
+            raise ApiError(422, "id is required")
+        delete_fact(self.principal, self.scope, fact_id, within=self._chosen(args, required=False))
+        return _dumps({"forgotten": fact_id})
+
+    def _chosen_given(self, args: dict) -> str:
+        if not self._several:
+            return self.given[0]
+        path = args.get("path")
+        if path not in self.given:
+            raise ApiError(422, f"path must be one of: {', '.join(self.given)}")
+        return path
+
+    def _chosen(self, args: dict, *, required: bool) -> list[Folder]:
+        if not self._several or (not required and args.get("path") is None):
+            return list(self.folders.values())
+        return [self.folders[self._chosen_given(args)]]
+
+
+def _function(name: str, description: str, properties: dict, required: list[str]) -> dict:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+def _envelope(tool_call: object) -> tuple[str, str, Any]:
+    """``{"id", "type": "function", "function": {"name", "arguments"}}`` (422 otherwise)."""
+    if not isinstance(tool_call, dict):
+        raise ApiError(422, "tool_call must be an OpenAI tool call object")
+    call_id, function = tool_call.get("id"), tool_call.get("function")
+    if not isinstance(call_id, str) or not 1 <= len(call_id) <= MAX_TOOL_CALL_ID:
+        raise ApiError(422, f"tool_call.id is 1-{MAX_TOOL_CALL_ID} characters")
+    if tool_call.get("type", "function") != "function":
+        raise ApiError(422, "tool_call.type must be function")
+    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        raise ApiError(422, "tool_call.function must be {name, arguments}")
+    return call_id, function["name"], function.get("arguments")
+
+
+def _arguments(raw: Any) -> dict:
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            raise ApiError(422, "arguments must be a JSON object") from None
+    if not isinstance(raw, dict):
+        raise ApiError(422, "arguments must be a JSON object")
+    return raw
+
+
+def _only(args: dict, allowed: set[str]) -> None:
+    unknown = sorted(set(args) - allowed)
+    if unknown:
+        raise ApiError(422, f"unknown arguments: {', '.join(unknown)}")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)

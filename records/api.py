@@ -1,0 +1,162 @@
+"""/api/v1/memory-providers and /api/v1/memories/{id}/records: thin views over the services."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.utils.urls import remove_query_param, replace_query_param
+
+from memoryhub.api.base import ApiView, body, if_match, with_etag
+from memoryhub.api.pagination import Pagination
+from memoryhub.api.representations import iso
+from memoryhub.etags import etag_for
+from memoryhub.models import MemoryProvider
+from memoryhub.permissions import CanRead, ReadOrRun, ReadOrWrite
+from records.backends import Page
+from records.services import providers, records
+
+PROVIDER_FIELDS = {"type", "name", "config", "credential", "enabled"}
+PROVIDER_PATCH_FIELDS = PROVIDER_FIELDS - {"type"}
+
+
+def provider_json(provider: MemoryProvider) -> dict:
+    """A provider as the API shows it: never its credential, only whether it has one."""
+    return {
+        "id": provider.id,
+        "type": provider.type,
+        "name": provider.name,
+        "config": provider.config,
+        "enabled": provider.enabled,
+        "has_credential": bool(provider.credential_encrypted),
+        "etag": etag_for(provider.version),
+        "created_at": iso(provider.created_at),
+        "updated_at": iso(provider.updated_at),
+    }
+
+
+class ProviderListView(ApiView):
+    permission_classes = [ReadOrWrite]
+
+    @extend_schema(
+        summary="List the workspace's memory providers",
+        operation_id="api_v1_memory_providers_list",
+        responses={200: dict},
+    )
+    def get(self, request: Request) -> Response:
+        paginator = Pagination()
+        page = paginator.paginate_queryset(providers.list_providers(self.principal), request, self)
+        return paginator.get_paginated_response([provider_json(p) for p in page])
+
+    @extend_schema(summary="Add a memory provider", request=dict, responses={201: dict})
+    def post(self, request: Request) -> Response:
+        data = body(request, PROVIDER_FIELDS, required={"type", "name"})
+        provider = providers.create_provider(self.principal, data)
+        return with_etag(provider_json(provider), provider.version, status=201)
+
+
+class ProviderDetailView(ApiView):
+    permission_classes = [ReadOrWrite]
+
+    @extend_schema(summary="Get a memory provider", responses={200: dict})
+    def get(self, request: Request, provider_id: str) -> Response:
+        provider = providers.get_provider(self.principal, provider_id)
+        return with_etag(provider_json(provider), provider.version)
+
+    @extend_schema(
+        summary="Change a memory provider (If-Match)", request=dict, responses={200: dict}
+    )
+    def patch(self, request: Request, provider_id: str) -> Response:
+        data = body(request, PROVIDER_PATCH_FIELDS)
+        provider = providers.update_provider(self.principal, provider_id, data, if_match(request))
+        return with_etag(provider_json(provider), provider.version)
+
+    @extend_schema(summary="Delete a memory provider (If-Match)", responses={204: None})
+    def delete(self, request: Request, provider_id: str) -> Response:
+        providers.delete_provider(self.principal, provider_id, if_match(request))
+        return Response(status=204)
+
+
+class ProviderTestView(ApiView):
+    permission_classes = [ReadOrWrite]
+
+    @extend_schema(
+        summary="Test a memory provider's address and key", request=None, responses={200: dict}
+    )
+    def post(self, request: Request, provider_id: str) -> Response:
+        body(request, set())
+        return Response(providers.test_provider(self.principal, provider_id))
+
+
+def _page_json(request: Request, page: Page, limit: int, offset: int) -> dict:
+    url = request.build_absolute_uri()
+    next_url = previous_url = None
+    if offset + limit < page.count:
+        next_url = replace_query_param(
+            replace_query_param(url, "limit", limit), "offset", offset + limit
+        )
+    if offset > 0:
+        previous_url = replace_query_param(url, "limit", limit)
+        previous_url = (
+            remove_query_param(previous_url, "offset")
+            if offset - limit <= 0
+            else replace_query_param(previous_url, "offset", offset - limit)
+        )
+    return {
+        "count": page.count,
+        "next": next_url,
+        "previous": previous_url,
+        "results": [r.as_json() for r in page.records],
+    }
+
+
+class RecordListView(ApiView):
+    permission_classes = [ReadOrRun]
+
+    @extend_schema(
+        summary="List a record memory's records (?limit=&offset=)",
+        operation_id="api_v1_memories_records_list",
+        responses={200: dict},
+    )
+    def get(self, request: Request, memory_id: str) -> Response:
+        limit = request.query_params.get("limit", records.DEFAULT_LIST_LIMIT)
+        offset = request.query_params.get("offset", 0)
+        page = records.list_records(self.principal, memory_id, limit=limit, offset=offset)
+        return Response(_page_json(request, page, int(limit), int(offset)))
+
+    @extend_schema(summary="Add a record", request=dict, responses={201: dict})
+    def post(self, request: Request, memory_id: str) -> Response:
+        data = body(request, {"text", "metadata"}, required={"text"})
+        record = records.add_record(self.principal, memory_id, data["text"], data.get("metadata"))
+        return Response(record.as_json(), status=201)
+
+
+class RecordSearchView(ApiView):
+    # Searching changes nothing: it needs read, although it is a POST.
+    permission_classes = [CanRead]
+
+    @extend_schema(summary="Search a record memory", request=dict, responses={200: dict})
+    def post(self, request: Request, memory_id: str) -> Response:
+        data = body(request, {"query", "k"}, required={"query"})
+        found = records.search_records(self.principal, memory_id, data["query"], data.get("k"))
+        return Response({"results": [r.as_json() for r in found]})
+
+
+class RecordDetailView(ApiView):
+    permission_classes = [ReadOrRun]
+
+    @extend_schema(summary="Get a record", responses={200: dict})
+    def get(self, request: Request, memory_id: str, record_id: str) -> Response:
+        record = records.get_record(self.principal, memory_id, record_id)
+        return Response(record.as_json())
+
+    @extend_schema(summary="Change a record (last write wins)", request=dict, responses={200: dict})
+    def patch(self, request: Request, memory_id: str, record_id: str) -> Response:
+        data = body(request, {"text", "metadata"})
+        record = records.update_record(self.principal, memory_id, record_id, data)
+        return Response(record.as_json())
+
+    @extend_schema(summary="Delete a record", responses={204: None})
+    def delete(self, request: Request, memory_id: str, record_id: str) -> Response:
+        records.delete_record(self.principal, memory_id, record_id)
+        return Response(status=204)

@@ -1,0 +1,54 @@
+"""List the purges of deleted record memories, and start stuck or failed ones over."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from memoryhub.errors import ApiError
+from records.models import PurgeJob
+from records.services import purges
+
+
+class Command(BaseCommand):
+    help = (
+        "Lists the purges of deleted record memories (pending and failed unless --status"
+        " says otherwise); --retry ID starts one over with a full set of tries."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--status",
+            choices=[*PurgeJob.Status.values, "all"],
+            help="list only purges with this status (default: pending and failed)",
+        )
+        parser.add_argument("--retry", metavar="ID", help="start this purge over")
+
+    def handle(self, *args, **options) -> None:
+        if options["retry"]:
+            try:
+                job = purges.retry(options["retry"])
+            except ApiError as error:
+                raise CommandError(error.message) from None
+            self.stdout.write(f"{job.id} queued again")
+            return
+        jobs = PurgeJob.objects.order_by("created_at", "id")
+        status = options["status"]
+        if status is None:
+            jobs = jobs.exclude(status=PurgeJob.Status.DONE)
+        elif status != "all":
+            jobs = jobs.filter(status=status)
+        self.stdout.write("id\tstatus\tattempts\tworkspace\tprovider\tnamespace\tlast_error")
+        for job in jobs:
+            self.stdout.write(
+                "\t".join(
+                    [
+                        job.id,
+                        job.status,
+                        str(job.attempts),
+                        job.workspace_id,
+                        job.provider_id,
+                        job.namespace,
+                        job.last_error.replace("\n", " ")[:200],
+                    ]
+                )
+            )

@@ -1,0 +1,64 @@
+"""The purge outbox: deleting a record memory leaves a job that empties its namespace."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from memoryhub import ids
+from memoryhub.models import MemoryProvider, Workspace
+
+
+def new_purge_id() -> str:
+    return ids.new_id("purge")
+
+
+class PurgeJob(models.Model):
+    """Written in the transaction that deletes a record memory; a Celery task works it off."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DONE = "done"
+        FAILED = "failed"
+
+    id = models.CharField(primary_key=True, max_length=48, default=new_purge_id)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    provider = models.ForeignKey(
+        MemoryProvider, on_delete=models.CASCADE, related_name="purge_jobs"
+    )
+    namespace = models.CharField(max_length=256)
+    # The deleted memory, by id and name only: its row is gone.
+    memory_id = models.CharField(max_length=48)
+    memory_name = models.CharField(max_length=200, blank=True, default="")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["provider", "namespace", "status"]),
+            models.Index(fields=["status", "next_attempt_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"purge {self.namespace} ({self.status})"
+
+
+class PurgeAttempt(models.Model):
+    """One try of a purge job and its error, for staff to see."""
+
+    job = models.ForeignKey(PurgeJob, on_delete=models.CASCADE, related_name="attempt_log")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    number = models.PositiveIntegerField()
+    ok = models.BooleanField(default=False)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["job", "number"]
+
+    def __str__(self) -> str:
+        return f"{self.job_id} #{self.number} ({'ok' if self.ok else 'failed'})"

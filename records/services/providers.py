@@ -1,0 +1,255 @@
+"""Memory Providers: the mem0 accounts of a workspace, with encrypted credentials."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.db import transaction
+from django.db.models import QuerySet
+
+from memoryhub import audit, crypto, outbound
+from memoryhub.errors import ApiError
+from memoryhub.models import Memory, MemoryProvider, Permission
+from memoryhub.principals import Principal
+from memoryhub.services.common import bump_version, get_in_workspace
+from records.backends import DEFAULT_BASE_URL, RecordBackend, make_backend
+from records.models import PurgeJob
+
+logger = logging.getLogger(__name__)
+
+TYPES = {t.value for t in MemoryProvider.Type}
+CONFIG_FIELDS = {"base_url", "connect_timeout", "read_timeout"}
+CREDENTIAL_FIELDS = {
+    "mem0_platform": {"api_key"},
+    "mem0_oss": {"api_key", "admin_api_key"},
+}
+MAX_TIMEOUT = 120.0
+
+
+def _name(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > 200:
+        raise ApiError(422, "name is 1-200 characters")
+    return value.strip()
+
+
+def _base_url(provider_type: str, value: Any) -> str:
+    if value is None and provider_type == "mem0_platform":
+        return DEFAULT_BASE_URL
+    if not isinstance(value, str) or not value.strip():
+        raise ApiError(422, f"config.base_url is required for {provider_type}")
+    url = value.strip().rstrip("/")
+    if len(url) > 2000 or any(c.isspace() for c in url):
+        raise ApiError(422, "config.base_url must be a URL without spaces")
+    parts = urlsplit(url)
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise ApiError(422, "config.base_url may not hold credentials, a query or a fragment")
+    try:
+        parts.port  # noqa: B018 - raises on a malformed port
+        outbound.check_url(url)
+    except ValueError:
+        raise ApiError(422, "config.base_url has a malformed port") from None
+    except outbound.OutboundRefused as exc:
+        raise ApiError(
+            422, f"config.base_url is refused by the outbound policy: {exc}", reason="outbound"
+        ) from None
+    return url
+
+
+def _timeout(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 120:
+        raise ApiError(422, f"config.{name} is a number of seconds, more than 0 and at most 120")
+    return float(value)
+
+
+def validate_config(provider_type: str, value: Any) -> dict:
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        raise ApiError(422, "config must be an object")
+    unknown = sorted(set(value) - CONFIG_FIELDS)
+    if unknown:
+        raise ApiError(422, f"config: unknown fields {', '.join(unknown)}")
+    config = {"base_url": _base_url(provider_type, value.get("base_url"))}
+    for name in ("connect_timeout", "read_timeout"):
+        if name in value:
+            config[name] = _timeout(name, value[name])
+    return config
+
+
+def validate_credential(provider_type: str, value: Any) -> dict | None:
+    if value is None:
+        if provider_type == "mem0_platform":
+            raise ApiError(422, "credential.api_key is required for mem0_platform")
+        return None
+    if not isinstance(value, dict):
+        raise ApiError(422, "credential must be an object")
+    allowed = CREDENTIAL_FIELDS[provider_type]
+    unknown = sorted(set(value) - allowed)
+    if unknown:
+        raise ApiError(422, f"credential: unknown fields {', '.join(unknown)}")
+    for key, secret in value.items():
+        if not isinstance(secret, str) or not secret.strip() or len(secret) > 1000:
+            raise ApiError(422, f"credential.{key} is a string of 1-1000 characters")
+        if any(c.isspace() or not c.isprintable() for c in secret.strip()):
+            raise ApiError(422, f"credential.{key} may not hold spaces or control characters")
+    if provider_type == "mem0_platform" and "api_key" not in value:
+        raise ApiError(422, "credential.api_key is required for mem0_platform")
+    return {key: secret.strip() for key, secret in value.items()} or None
+
+
+def _enabled(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ApiError(422, "enabled must be true or false")
+    return value
+
+
+def credential_of(provider: MemoryProvider) -> dict | None:
+    """The decrypted credential. Never log it, never return it."""
+    try:
+        return crypto.decrypt_json(provider.credential_encrypted)
+    except crypto.CredentialError:
+        raise ApiError(
+            503,
+            f"the credential of memory provider {provider.id} cannot be decrypted; set it again",
+            code="unavailable",
+            reason="provider_auth",
+            dependency=f"memory:{provider.type}",
+            provider_id=provider.id,
+        ) from None
+
+
+def backend_of(provider: MemoryProvider) -> RecordBackend:
+    return make_backend(
+        provider.type,
+        provider_id=provider.id,
+        config=provider.config,
+        credential=credential_of(provider),
+    )
+
+
+def require_enabled(provider: MemoryProvider) -> None:
+    if not provider.enabled:
+        raise ApiError(
+            422,
+            f"the memory provider {provider.id} is disabled",
+            reason="disabled",
+            provider_id=provider.id,
+        )
+
+
+def create_provider(principal: Principal, data: dict) -> MemoryProvider:
+    principal.require(Permission.WRITE)
+    provider_type = data.get("type")
+    if provider_type not in TYPES:
+        raise ApiError(422, f"type must be one of: {', '.join(sorted(TYPES))}")
+    fields = {
+        "type": provider_type,
+        "name": _name(data.get("name")),
+        "config": validate_config(provider_type, data.get("config")),
+        "credential_encrypted": crypto.encrypt_json(
+            validate_credential(provider_type, data.get("credential"))
+        ),
+        "enabled": _enabled(data.get("enabled", True)),
+    }
+    with transaction.atomic():
+        provider = MemoryProvider.objects.create(workspace=principal.workspace, **fields)
+        audit.record(principal, "memory_provider.create", "memory_provider", provider.id)
+    return provider
+
+
+def list_providers(principal: Principal) -> QuerySet[MemoryProvider]:
+    principal.require(Permission.READ)
+    return MemoryProvider.objects.filter(workspace_id=principal.workspace_id).order_by(
+        "-created_at", "id"
+    )
+
+
+def get_provider(principal: Principal, provider_id: str) -> MemoryProvider:
+    principal.require(Permission.READ)
+    return get_in_workspace(MemoryProvider.objects.all(), principal, provider_id, "memory provider")
+
+
+def update_provider(
+    principal: Principal, provider_id: str, data: dict, if_match: str
+) -> MemoryProvider:
+    principal.require(Permission.WRITE)
+    with transaction.atomic():
+        provider = get_in_workspace(
+            MemoryProvider.objects.all(), principal, provider_id, "memory provider", lock=True
+        )
+        changes: dict[str, Any] = {}
+        if "name" in data:
+            changes["name"] = _name(data["name"])
+        if "config" in data:
+            changes["config"] = validate_config(provider.type, data["config"])
+        if "credential" in data:
+            credential = validate_credential(provider.type, data["credential"])
+            changes["credential_encrypted"] = crypto.encrypt_json(credential)
+        if "enabled" in data:
+            changes["enabled"] = _enabled(data["enabled"])
+        bump_version(provider, if_match, **changes)
+        # The names of the changed fields only: never the credential.
+        fields = sorted("credential" if f == "credential_encrypted" else f for f in changes)
+        audit.record(
+            principal, "memory_provider.update", "memory_provider", provider.id, fields=fields
+        )
+    return provider
+
+
+def delete_provider(principal: Principal, provider_id: str, if_match: str) -> None:
+    principal.require(Permission.WRITE)
+    with transaction.atomic():
+        provider = get_in_workspace(
+            MemoryProvider.objects.all(), principal, provider_id, "memory provider", lock=True
+        )
+        bump_version(provider, if_match)
+        if Memory.objects.filter(provider=provider).exists():
+            raise ApiError(
+                409,
+                "record memories still use this provider; delete them first",
+                reason="provider_in_use",
+            )
+        if PurgeJob.objects.filter(provider=provider, status=PurgeJob.Status.PENDING).exists():
+            raise ApiError(
+                409,
+                "purges of deleted memories still need this provider",
+                reason="purge_pending",
+            )
+        audit.record(principal, "memory_provider.delete", "memory_provider", provider.id)
+        provider.delete()
+
+
+def unused_namespace(provider: MemoryProvider) -> str:
+    while True:
+        namespace = "a13n-test-" + secrets.token_hex(16)
+        if not Memory.objects.filter(provider=provider, namespace=namespace).exists():
+            return namespace
+
+
+def test_provider(principal: Principal, provider_id: str) -> dict:
+    """Lists one page of a namespace no memory uses: checks address and key, changes nothing."""
+    principal.require(Permission.WRITE)
+    provider = get_in_workspace(
+        MemoryProvider.objects.all(), principal, provider_id, "memory provider"
+    )
+    backend = backend_of(provider)
+    try:
+        backend.test(unused_namespace(provider))
+    except ApiError as error:
+        audit.record(
+            principal,
+            "memory_provider.test",
+            "memory_provider",
+            provider.id,
+            ok=False,
+            error=error.reason or error.code,
+        )
+        logger.info("memory provider %s failed its test: %s", provider.id, error.code)
+        raise
+    finally:
+        backend.close()
+    audit.record(principal, "memory_provider.test", "memory_provider", provider.id, ok=True)
+    return {"ok": True, "provider_id": provider.id, "type": provider.type}

@@ -1,0 +1,84 @@
+"""Real parallel connections: the facts limit, idempotency keys and concurrent replaces."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+import pytest
+from django.db import connection
+
+from facts.models import Fact, FactQuota, FactVersion
+from tests.conftest import Api
+from tests.facts.conftest import run_for, save, seed_facts, token_for
+
+FACTS = "/v0/memory/facts"
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def in_parallel(count: int, work) -> list:
+    """Run ``work(i)`` in ``count`` threads released together; their results in order."""
+    barrier = threading.Barrier(count)
+    results: list = [None] * count
+
+    def worker(index: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            results[index] = work(index)
+        except Exception as exc:  # noqa: BLE001  (reported by the assertions)
+            results[index] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    return results
+
+
+def test_twenty_writers_cannot_overshoot_100000_facts(tenant, agent):
+    seed_facts(agent, 99_990)
+    tokens = [run_for(tenant, agent, f"user{i}")[1] for i in range(20)]
+    results = in_parallel(
+        20, lambda i: tokens[i].post(FACTS, {"path": "race/", "text": f"racer {i}"}).status_code
+    )
+    assert Counter(results) == {201: 10, 409: 10}, results
+    assert Fact.objects.filter(agent=agent).count() == 100_000
+    assert FactQuota.objects.get(agent=agent, scope="").count == 100_000
+
+
+def test_two_writes_with_the_same_key_at_once(tenant, agent):
+    _, token = token_for(tenant, agent, "alice")
+
+    def write(i: int):
+        response = Api(run_token=token).post(
+            FACTS, {"path": "notes/", "text": f"attempt {i}", "key": "once"}
+        )
+        return response.status_code, response.json()
+
+    results = in_parallel(2, write)
+    assert sorted(status for status, _ in results) == [200, 201], results
+    assert results[0][1] == results[1][1]
+    assert Fact.objects.count() == 1 and FactVersion.objects.count() == 1
+    assert FactQuota.objects.get(agent=agent).count == 1
+
+
+def test_concurrent_replaces_keep_versions_gapless(tenant, agent):
+    _, token = token_for(tenant, agent, "alice")
+    api = Api(run_token=token)
+    fact = save(api, "notes/", "v1")
+
+    def replace(i: int):
+        response = Api(run_token=token).post(
+            FACTS, {"path": "notes/", "text": f"writer {i}", "replaces": fact["id"]}
+        )
+        return response.status_code, response.json()["version"]
+
+    results = in_parallel(10, replace)
+    assert all(status == 201 for status, _ in results), results
+    assert sorted(version for _, version in results) == list(range(2, 12))
+    versions = api.get(f"{FACTS}/{fact['id']}/versions").json()["versions"]
+    assert [v["version"] for v in versions] == list(range(11, 0, -1))
+    assert api.get(f"{FACTS}/{fact['id']}").json()["version"] == 11
