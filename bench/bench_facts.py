@@ -18,24 +18,17 @@ Targets (issue 3): search p95 < 25 ms over HTTP, HTTP within 3x of the raw SQL t
 from __future__ import annotations
 
 import io
-import os
 import random
-import socket
-import statistics
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
-import psycopg
 import requests
-from django.core.management import call_command
 from django.db import connection, connections
+
+from bench import common
 
 DATABASE = "mh_bench_facts"
 FACTS = 100_000
@@ -172,33 +165,8 @@ def _accumulate(values: list[float]) -> Iterator[float]:
         yield total
 
 
-@contextmanager
-def own_database() -> Iterator[str]:
-    """Point Django at a fresh, migrated ``mh_bench_facts``; yield its DATABASE_URL."""
-    shared = connections.settings["default"]
-    previous = shared["NAME"]
-    params = {
-        "host": shared.get("HOST") or "127.0.0.1",
-        "port": shared.get("PORT") or 5432,
-        "user": shared.get("USER") or "postgres",
-        "password": shared.get("PASSWORD") or None,
-        "dbname": "postgres",
-        "autocommit": True,
-    }
-    with psycopg.connect(**params) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-        admin.execute(f'CREATE DATABASE "{DATABASE}"')
-    connections.close_all()
-    shared["NAME"] = DATABASE
-    connection.settings_dict["NAME"] = DATABASE
-    url = urlsplit(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/x"))
-    try:
-        call_command("migrate", verbosity=0)
-        yield urlunsplit(url._replace(path="/" + DATABASE))
-    finally:
-        connections.close_all()
-        shared["NAME"] = previous
-        connection.settings_dict["NAME"] = previous
+def own_database():
+    return common.own_database(DATABASE)
 
 
 def _setup():
@@ -252,56 +220,13 @@ def load_facts(agent, run, rng: random.Random, words: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def server(database_url: str):
+    # Room for the write measurement beyond the 100,000 loaded facts.
+    room = {"MEMORYHUB_FACTS_MAX_FACTS_PER_AGENT": str(FACTS + 10 * WRITES)}
+    return common.server(database_url, room)
 
 
-@contextmanager
-def server(database_url: str) -> Iterator[str]:
-    port = _free_port()
-    env = {**os.environ, "DATABASE_URL": database_url, "MEMORYHUB_ENV": "development",
-           "DEBUG": "0", "LOG_LEVEL": "WARNING", "DB_CONN_MAX_AGE": "600",
-           # Room for the write measurement beyond the 100,000 loaded facts.
-           "MEMORYHUB_FACTS_MAX_FACTS_PER_AGENT": str(FACTS + 10 * WRITES)}  # fmt: skip
-    gunicorn = str(Path(sys.executable).with_name("gunicorn"))
-    process = subprocess.Popen(  # noqa: S603  (our own venv's gunicorn)
-        [
-            gunicorn,
-            "memoryhub.wsgi",
-            "-b",
-            f"127.0.0.1:{port}",
-            "-w",
-            "2",
-            "--log-level",
-            "warning",
-        ],  # fmt: skip
-        cwd=ROOT,
-        env=env,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                if requests.get(base + "/healthz", timeout=5).status_code < 500:
-                    break
-            except requests.RequestException:
-                time.sleep(0.1)
-        else:
-            raise RuntimeError("gunicorn did not start")
-        yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-
-
-def _ms(samples: list[float]) -> dict:
-    ordered = sorted(samples)
-    return {
-        "p50_ms": round(statistics.median(ordered) * 1000, 2),
-        "p95_ms": round(ordered[int(len(ordered) * 0.95) - 1] * 1000, 2),
-    }
+_ms = common.percentiles
 
 
 def _raw_sql_seconds(scope, query: str) -> float:

@@ -10,12 +10,10 @@ import random
 import statistics
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
-import psycopg
-from django.core.management import call_command
-from django.db import connection, connections
+from django.db import connection
+
+from bench import common
 
 DATABASE = "mh_bench_files"
 WRITERS = 8
@@ -25,32 +23,8 @@ CONTEXT_ROUNDS = 15
 SEED = 4
 
 
-@contextmanager
-def own_database() -> Iterator[None]:
-    """Point the default connection at a fresh, migrated ``mh_bench_files`` meanwhile."""
-    shared = connections.settings["default"]
-    previous = shared["NAME"]
-    params = {
-        "host": shared.get("HOST") or "127.0.0.1",
-        "port": shared.get("PORT") or 5432,
-        "user": shared.get("USER") or "postgres",
-        "password": shared.get("PASSWORD") or None,
-        "dbname": "postgres",
-        "autocommit": True,
-    }
-    with psycopg.connect(**params) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-        admin.execute(f'CREATE DATABASE "{DATABASE}"')
-    connections.close_all()
-    shared["NAME"] = DATABASE
-    connection.settings_dict["NAME"] = DATABASE
-    try:
-        call_command("migrate", verbosity=0)
-        yield
-    finally:
-        connections.close_all()
-        shared["NAME"] = previous
-        connection.settings_dict["NAME"] = previous
+def own_database():
+    return common.own_database(DATABASE)
 
 
 def _setup():

@@ -23,6 +23,7 @@ from facts.services.writing import delete_fact, write_fact
 from memoryhub.errors import ApiError
 from memoryhub.models import Permission
 from memoryhub.principals import Principal
+from memoryhub.tools import parse_arguments
 
 MAX_TOOL_CALL_ID = 200
 
@@ -106,7 +107,7 @@ class Toolbox:
         self.principal.require(Permission.RUN)  # an ended run's tools are an error, not text
         call_id, name, raw_arguments = _envelope(tool_call)
         try:
-            arguments = _arguments(raw_arguments)
+            arguments = parse_arguments(raw_arguments)
             handler = self._handlers().get(name)
             if handler is None:
                 raise ApiError(422, f"unknown tool {name!r}")
@@ -205,19 +206,6 @@ def _envelope(tool_call: object) -> tuple[str, str, Any]:
     if not isinstance(function, dict) or not isinstance(function.get("name"), str):
         raise ApiError(422, "tool_call.function must be {name, arguments}")
     return call_id, function["name"], function.get("arguments")
-
-
-def _arguments(raw: Any) -> dict:
-    if raw is None or raw == "":
-        return {}
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except ValueError:
-            raise ApiError(422, "arguments must be a JSON object") from None
-    if not isinstance(raw, dict):
-        raise ApiError(422, "arguments must be a JSON object")
-    return raw
 
 
 def _only(args: dict, allowed: set[str]) -> None:

@@ -28,9 +28,9 @@ from facts.ranking import Hit, Word, best, score
 from facts.terms import Memory, keyed, quoted
 
 MAX_COMMON = 5
-# Rough costs in microseconds, measured on PostgreSQL 15: a row read newest first and
-# tested, a posting read from GIN, a row fetched from a GIN bitmap.
-SCAN_ROW, POSTING, FETCH_ROW = 1.6, 0.4, 1.6
+# Rough costs in microseconds, measured on PostgreSQL 15 (bench/bench_search.py): a row
+# read newest first and tested, a posting read from GIN, a row fetched from a GIN bitmap.
+SCAN_ROW, POSTING, FETCH_ROW = 1.6, 0.4, 4.0
 
 _NEWEST = "ORDER BY updated_at DESC, id DESC LIMIT %s"
 _KEYED = (
@@ -45,8 +45,9 @@ class TopK:
         self.where_sql, self.where_params = where
 
     def rare_threshold(self) -> float:
-        # About where reading a word's postings costs what a newest-first scan would.
-        return 2 * math.sqrt(self.k * self.total)
+        """Where fetching a word's df facts costs what finding its k newest would: a
+        newest-first scan reads about k * total / df rows for them."""
+        return math.sqrt(self.k * self.total * SCAN_ROW / (POSTING + FETCH_ROW))
 
     def run(self, words: list[Word]) -> list[Hit]:
         present = [w for w in words if w.df > 0]

@@ -12,7 +12,6 @@ nothing and returns the current file, so the model reads it and decides again.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +34,7 @@ from filememory.services.writes import (
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Permission
 from memoryhub.principals import Principal
-from memoryhub.tools import FILE_TOOL_KEYS, permission_id, tool_name
+from memoryhub.tools import FILE_TOOL_KEYS, parse_arguments, permission_id, tool_name
 
 LISTING_LIMIT = 500  # lines of a folder listing
 
@@ -225,13 +224,7 @@ def _key(name: str) -> str:
 
 
 def _arguments(key: str, arguments: dict | str) -> dict:
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments or "{}")
-        except ValueError:
-            raise ApiError(422, "the arguments are not valid JSON") from None
-    if not isinstance(arguments, dict):
-        raise ApiError(422, "the arguments must be a JSON object")
+    arguments = parse_arguments(arguments)
     spec = SPECS[key]
     arguments = {k: v for k, v in arguments.items() if k != "memory"}
     unknown = sorted(set(arguments) - set(spec["properties"]))

@@ -66,7 +66,7 @@ def kind_named(kind: str) -> MemoryKind:
 
 def kind_for_type(memory_type: object) -> MemoryKind:
     for kind in _kinds.values():
-        if memory_type in kind.types:
+        if isinstance(memory_type, str) and memory_type in kind.types:
             return kind
     known = sorted(t for k in _kinds.values() for t in k.types)
     raise ApiError(422, f"type must be one of: {', '.join(known) or 'none registered'}")

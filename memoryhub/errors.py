@@ -25,6 +25,7 @@ DEFAULT_CODES = {
     405: "method_not_allowed",
     406: "not_acceptable",
     409: "conflict",
+    411: "length_required",
     412: "precondition_failed",
     413: "payload_too_large",
     415: "unsupported_media_type",

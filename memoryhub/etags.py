@@ -1,8 +1,10 @@
-"""ETags from row versions, and the If-Match checks every resource with an ETag uses."""
+"""ETags from row versions, and the If-Match check every resource with an ETag uses.
+
+A missing If-Match where one is required is 428 (``memoryhub.api.base.if_match``); a stale
+one is 412 here.
+"""
 
 from __future__ import annotations
-
-from django.http import HttpRequest
 
 from memoryhub.errors import ApiError
 
@@ -11,28 +13,15 @@ def etag_for(version: int) -> str:
     return f'"{version}"'
 
 
-def _given(request: HttpRequest) -> str | None:
-    meta = getattr(request, "META", {})
-    value = meta.get("HTTP_IF_MATCH")
-    return value.strip() if value is not None else None
-
-
 def if_match_matches(value: str, current: str) -> bool:
-    if value == "*":
+    if value.strip() == "*":
         return True
-    tags = [tag.strip() for tag in value.split(",")]
-    return any(tag == current or tag.removeprefix("W/") == current for tag in tags)
-
-
-def require_if_match(request: HttpRequest, version: int, **current_extra) -> int:
-    """428 without If-Match, 412 when stale. Returns the version the caller based its change on."""
-    value = _given(request)
-    if value is None:
-        raise ApiError(428, "this change needs an If-Match header with the current ETag")
-    return check_if_match(value, version, **current_extra)
+    # Strong comparison (RFC 9110): a weak tag (W/"...") never matches.
+    return current in [tag.strip() for tag in value.split(",")]
 
 
 def check_if_match(value: str, version: int, **current_extra) -> int:
+    """412 unless ``value`` names ``version``; returns the version the change is based on."""
     if not if_match_matches(value, etag_for(version)):
         raise ApiError(
             412,
@@ -41,7 +30,3 @@ def check_if_match(value: str, version: int, **current_extra) -> int:
             **current_extra,
         )
     return version
-
-
-def optional_if_match(request: HttpRequest) -> str | None:
-    return _given(request)

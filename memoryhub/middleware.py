@@ -51,6 +51,9 @@ class ApiGuardMiddleware:
             return self.get_response(request)
         if "\x00" in request.path or "%00" in request.META.get("QUERY_STRING", ""):
             return json_error(ApiError(400, "NUL characters are not allowed in URLs"))
+        if request.META.get("HTTP_TRANSFER_ENCODING") and not request.META.get("CONTENT_LENGTH"):
+            # Django reads a body without Content-Length as empty: refuse it, never guess.
+            return json_error(ApiError(411, "send the request body with a Content-Length"))
         response = self.get_response(request)
         if response.status_code >= 400 and not _is_json(response):
             return json_error(ApiError(response.status_code, _status_text(response)))

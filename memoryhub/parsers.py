@@ -20,17 +20,22 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _check_no_nul(value: Any) -> None:
+def check_strings(value: Any, where: str = "") -> None:
+    """422 for a string PostgreSQL cannot store: a NUL, or a lone surrogate (``"\\ud800"``)."""
     if isinstance(value, str):
         if "\x00" in value:
-            raise ApiError(422, "strings may not contain NUL characters")
+            raise ApiError(422, f"{where or 'a string'} may not contain NUL characters")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ApiError(422, f"{where or 'a string'} is not valid Unicode") from None
     elif isinstance(value, dict):
         for key, item in value.items():
-            _check_no_nul(key)
-            _check_no_nul(item)
+            check_strings(key, where or "a key")
+            check_strings(item, f"{where}.{key}".lstrip(".") if isinstance(key, str) else where)
     elif isinstance(value, list):
-        for item in value:
-            _check_no_nul(item)
+        for index, item in enumerate(value):
+            check_strings(item, f"{where}[{index}]")
 
 
 def body_limit(view: Any) -> int:
@@ -51,7 +56,7 @@ def parse_json_bytes(data: bytes) -> Any:
         value = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ApiError(400, f"malformed JSON: {exc}") from None
-    _check_no_nul(value)
+    check_strings(value)
     return value
 
 

@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
 from memoryhub.api.base import ApiView, body, if_match, with_etag
-from memoryhub.api.pagination import Pagination
+from memoryhub.api.pagination import Pagination, int_param
 from memoryhub.api.representations import iso
 from memoryhub.etags import etag_for
 from memoryhub.models import MemoryProvider
@@ -119,10 +119,10 @@ class RecordListView(ApiView):
         responses={200: dict},
     )
     def get(self, request: Request, memory_id: str) -> Response:
-        limit = request.query_params.get("limit", records.DEFAULT_LIST_LIMIT)
-        offset = request.query_params.get("offset", 0)
+        limit = int_param(request, "limit", records.DEFAULT_LIST_LIMIT, 1, records.MAX_LIST_LIMIT)
+        offset = int_param(request, "offset", 0, 0)
         page = records.list_records(self.principal, memory_id, limit=limit, offset=offset)
-        return Response(_page_json(request, page, int(limit), int(offset)))
+        return Response(_page_json(request, page, limit, offset))
 
     @extend_schema(summary="Add a record", request=dict, responses={201: dict})
     def post(self, request: Request, memory_id: str) -> Response:

@@ -15,7 +15,7 @@ from typing import Any
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory
 from memoryhub.principals import Principal
-from memoryhub.tools import RECORD_TOOL_KEYS, permission_id, tool_name
+from memoryhub.tools import RECORD_TOOL_KEYS, parse_arguments, permission_id, tool_name
 from records.services import records
 
 READ_KEYS = {"record_search", "record_list"}
@@ -122,17 +122,6 @@ def permission_of(name: str) -> str | None:
     return permission_id(key) if key else None
 
 
-def _arguments(arguments: Any) -> dict:
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
-            raise ApiError(422, "the arguments are not valid JSON") from None
-    if not isinstance(arguments, dict):
-        raise ApiError(422, "the arguments must be a JSON object")
-    return arguments
-
-
 def _check_fields(key: str, args: dict) -> None:
     _, properties, required = SPECS[key]
     unknown = sorted(set(args) - set(properties) - {"memory"})
@@ -206,7 +195,7 @@ def execute_record_tool(
     try:
         if key is None:
             raise ApiError(422, f"{name} is not a record tool")
-        args = _arguments(arguments)
+        args = parse_arguments(arguments)
         _check_fields(key, args)
         if access != "write" and key not in READ_KEYS:
             raise ApiError(403, "this memory is mounted read-only", code="forbidden")

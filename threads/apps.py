@@ -7,11 +7,13 @@ class ThreadsConfig(AppConfig):
 
     def ready(self) -> None:
         from memoryhub.extensions import register_end_user_eraser
-        from threads.models import ThreadMount
 
-        # Erasing a person archives their threads; archived threads hold no mounts.
-        register_end_user_eraser(
-            lambda principal, end_user: ThreadMount.objects.filter(
-                thread__end_user=end_user
-            ).delete()
-        )
+        register_end_user_eraser(_erase)
+
+
+def _erase(principal, end_user) -> None:
+    """Archived threads hold no mounts; tool-call answers may quote the person."""
+    from threads.models import ThreadMount, ToolCall
+
+    ThreadMount.objects.filter(thread__end_user=end_user).delete()
+    ToolCall.objects.filter(run__end_user=end_user).delete()

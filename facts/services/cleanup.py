@@ -36,6 +36,7 @@ def drop_eval_memory(run: Run) -> None:
     """Delete the temporary memory of an eval tree when its root run ends."""
     if not run.is_eval or run.eval_root_id is not None:
         return
+    # Child runs of other agents (subagents) kept their eval facts under the same scope.
     scope = eval_scope_of(run)
-    Fact.objects.filter(workspace_id=run.workspace_id, agent_id=run.agent_id, scope=scope).delete()
-    FactQuota.objects.filter(agent_id=run.agent_id, scope=scope).delete()
+    Fact.objects.filter(workspace_id=run.workspace_id, scope=scope).delete()
+    FactQuota.objects.filter(workspace_id=run.workspace_id, scope=scope).delete()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.db.models import QuerySet
 
 from filememory.models import File, Revision
@@ -45,13 +47,18 @@ def list_files(principal: Principal, memory_id: str, prefix: str | None = None) 
     return qs
 
 
+_DIGITS = re.compile(r"[0-9]{1,18}")
+
+
 def parse_etags(value: str) -> list[tuple[int, int]]:
     """The (file id, version) pairs of an If-Match header; malformed tags are dropped."""
     tags = []
     for raw in value.split(","):
-        tag = raw.strip().removeprefix("W/").strip('"')
-        file_id, _, version = tag.partition("-")
-        if file_id.isdigit() and version.isdigit():
+        tag = raw.strip()
+        if tag.startswith("W/"):
+            continue  # If-Match compares strongly (RFC 9110): a weak tag never matches
+        file_id, _, version = tag.strip('"').partition("-")
+        if _DIGITS.fullmatch(file_id) and _DIGITS.fullmatch(version):
             tags.append((int(file_id), int(version)))
     return tags
 

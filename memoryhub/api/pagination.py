@@ -1,6 +1,10 @@
+import re
+
 from rest_framework.pagination import LimitOffsetPagination
 
 from memoryhub.errors import ApiError
+
+_DIGITS = re.compile(r"[0-9]{1,9}")
 
 
 def int_param(request, name: str, default: int, low: int, high: int | None = None) -> int:
@@ -8,7 +12,8 @@ def int_param(request, name: str, default: int, low: int, high: int | None = Non
     raw = request.query_params.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or int(raw) < low or (high is not None and int(raw) > high):
+    # ASCII digits only: str.isdigit() also accepts "²", which int() refuses.
+    if not _DIGITS.fullmatch(raw) or int(raw) < low or (high is not None and int(raw) > high):
         bounds = f"{low}-{high}" if high is not None else f">= {low}"
         raise ApiError(422, f"{name} must be a whole number {bounds}")
     return int(raw)

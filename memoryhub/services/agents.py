@@ -11,7 +11,7 @@ from memoryhub import audit
 from memoryhub.errors import ApiError
 from memoryhub.models import Agent, Memory, Permission
 from memoryhub.principals import Principal
-from memoryhub.services.common import bump_version, get_in_workspace
+from memoryhub.services.common import bump_version, get_in_workspace, validate_name
 from memoryhub.tools import MOUNT_NAME_PATTERN, TOOL_KEYS
 
 _MOUNT_NAME_RE = re.compile(MOUNT_NAME_PATTERN)
@@ -35,6 +35,18 @@ def normalize_toolset(value: Any) -> dict:
     return {"enabled": enabled, "disabled_tools": sorted(set(disabled))}
 
 
+def validate_access(access: Any, field: str = "access") -> str:
+    if access not in ("read", "write"):
+        raise ApiError(422, f"{field} must be read or write")
+    return access
+
+
+def validate_recall(recall: Any, field: str = "recall") -> bool:
+    if not isinstance(recall, bool):
+        raise ApiError(422, f"{field} must be true or false")
+    return recall
+
+
 def validate_mount(principal: Principal, mount: Any, where: str) -> dict:
     """One mount {name, memory_id, access, recall?} of a memory in the principal's workspace."""
     if not isinstance(mount, dict):
@@ -44,12 +56,10 @@ def validate_mount(principal: Principal, mount: Any, where: str) -> dict:
         raise ApiError(422, f"{where}: unknown fields {', '.join(unknown)}")
     name, memory_id = mount.get("name"), mount.get("memory_id")
     access, recall = mount.get("access", "read"), mount.get("recall", True)
-    if not isinstance(name, str) or not _MOUNT_NAME_RE.match(name):
+    if not isinstance(name, str) or not _MOUNT_NAME_RE.fullmatch(name):
         raise ApiError(422, f"{where}.name must match {MOUNT_NAME_PATTERN}")
-    if access not in ("read", "write"):
-        raise ApiError(422, f"{where}.access must be read or write")
-    if not isinstance(recall, bool):
-        raise ApiError(422, f"{where}.recall must be true or false")
+    validate_access(access, f"{where}.access")
+    validate_recall(recall, f"{where}.recall")
     if (
         not isinstance(memory_id, str)
         or not Memory.objects.filter(workspace_id=principal.workspace_id, pk=memory_id).exists()
@@ -58,23 +68,20 @@ def validate_mount(principal: Principal, mount: Any, where: str) -> dict:
     return {"name": name, "memory_id": memory_id, "access": access, "recall": recall}
 
 
-def normalize_mounts(principal: Principal, value: Any, field: str = "memory_mounts") -> list:
+def normalize_mounts(
+    principal: Principal, value: Any, field: str = "memory_mounts", *, unique: bool = True
+) -> list:
+    """Validated mounts; ``unique`` refuses a repeated name or memory here (422)."""
     if value is None:
         return []
     if not isinstance(value, list):
         raise ApiError(422, f"{field} must be a list")
     mounts = [validate_mount(principal, m, f"{field}[{i}]") for i, m in enumerate(value)]
-    for key in ("name", "memory_id"):
+    for key in ("name", "memory_id") if unique else ():
         values = [m[key] for m in mounts]
         if len(values) != len(set(values)):
             raise ApiError(422, f"{field}: each {key} may appear once")
     return mounts
-
-
-def _validate_name(name: Any) -> str:
-    if not isinstance(name, str) or not name.strip() or len(name) > 200:
-        raise ApiError(422, "name is 1-200 characters")
-    return name.strip()
 
 
 def create_agent(principal: Principal, data: dict) -> Agent:
@@ -82,7 +89,7 @@ def create_agent(principal: Principal, data: dict) -> Agent:
     with transaction.atomic():
         agent = Agent.objects.create(
             workspace=principal.workspace,
-            name=_validate_name(data.get("name")),
+            name=validate_name(data.get("name")),
             toolset=normalize_toolset(data.get("toolset")),
             memory_mounts=normalize_mounts(principal, data.get("memory_mounts")),
         )
@@ -104,7 +111,7 @@ def update_agent(principal: Principal, agent_id: str, data: dict, if_match: str)
     principal.require(Permission.WRITE)
     changes: dict[str, Any] = {}
     if "name" in data:
-        changes["name"] = _validate_name(data["name"])
+        changes["name"] = validate_name(data["name"])
     if "toolset" in data:
         changes["toolset"] = normalize_toolset(data["toolset"])
     if "memory_mounts" in data:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -10,21 +12,15 @@ from memoryhub.errors import ApiError
 from memoryhub.models import EndUser, Permission, Run, Thread
 from memoryhub.principals import Principal
 
-MAX_EXTERNAL_ID = 100
+# The id becomes the folder name in users/{user}/, so it follows the fact path segment rule
+# (letters, digits and . _ : @ -; braces are left out so that it never reads as a placeholder).
+EXTERNAL_ID_RE = re.compile(r"[\w.:@-]{1,100}")
 
 
 def validate_external_id(value: object) -> str:
-    """The runtime's own id for a person: 1-100 printable characters without '/'."""
-    if (
-        not isinstance(value, str)
-        or not 1 <= len(value) <= MAX_EXTERNAL_ID
-        or not value.isprintable()
-        or "/" in value
-        or value.strip() != value
-    ):
-        raise ApiError(
-            422, "end_user is 1-100 printable characters, without '/' or surrounding spaces"
-        )
+    """The runtime's own id for a person: 1-100 letters, digits and ``. _ : @ -``."""
+    if not isinstance(value, str) or not EXTERNAL_ID_RE.fullmatch(value):
+        raise ApiError(422, "end_user is 1-100 letters, digits and . _ : @ -")
     return value
 
 
@@ -60,6 +56,8 @@ def erase_end_user(principal: Principal, external_id: str) -> None:
         Run.objects.filter(end_user=end_user, status=Run.Status.RUNNING).update(
             status=Run.Status.ENDED, ended_at=now
         )
+        # What the person said to the agent goes with them; the runs stay as bare records.
+        Run.objects.filter(end_user=end_user).update(input=None)
         Thread.objects.filter(end_user=end_user).update(status=Thread.Status.ARCHIVED)
         for eraser in extensions.end_user_erasers:
             eraser(principal, end_user)

@@ -18,13 +18,12 @@ from memoryhub.conf import setting
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Permission
 from memoryhub.principals import Principal
-from memoryhub.services.common import bump_version, get_in_workspace
+from memoryhub.services.common import bump_version, get_in_workspace, validate_name
 
 COMMON_CREATE_FIELDS = {"name", "description", "labels", "type", "guide", "always_load"}
 PATCH_FIELDS = {"name", "description", "labels", "guide", "always_load"}
 FIXED_FIELDS = {"type", "provider_id", "namespace"}  # never change after create
 
-MAX_NAME_CHARS = 200
 MAX_DESCRIPTION_CHARS = 4000
 MAX_LABELS = 32
 MAX_LABEL_CHARS = 64
@@ -52,10 +51,6 @@ def _text(value: Any, field: str, *, max_chars: int, allow_empty: bool = True) -
     except UnicodeEncodeError:
         raise ApiError(422, f"{field} is not valid Unicode text") from None
     return value
-
-
-def _name(value: Any) -> str:
-    return _text(value, "name", max_chars=MAX_NAME_CHARS, allow_empty=False).strip()
 
 
 def _labels(value: Any) -> list[str]:
@@ -96,7 +91,7 @@ def _always_load(kind: catalog.MemoryKind, value: Any) -> list:
 def _common_fields(kind: catalog.MemoryKind, data: dict) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     if "name" in data:
-        fields["name"] = _name(data["name"])
+        fields["name"] = validate_name(data["name"])
     if "description" in data:
         fields["description"] = _text(
             data["description"], "description", max_chars=MAX_DESCRIPTION_CHARS

@@ -13,6 +13,7 @@ from memoryhub.errors import ApiError
 from memoryhub.models import Memory, MemoryProvider
 from memoryhub.principals import Principal
 from records.services import purges
+from records.services.providers import require_enabled
 
 NAMESPACE_PREFIX = "a13n-"
 MAX_NAMESPACE = 256
@@ -52,8 +53,7 @@ def _provider(principal: Principal, data: dict) -> MemoryProvider:
         raise ApiError(422, "provider_id names no memory provider of this workspace")
     if provider.type != data.get("type"):
         raise ApiError(422, f"type must be the provider's type, {provider.type}")
-    if not provider.enabled:
-        raise ApiError(422, f"the memory provider {provider.id} is disabled", reason="disabled")
+    require_enabled(provider)
     return provider
 
 

@@ -14,7 +14,7 @@ from memoryhub import audit, crypto, outbound
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, MemoryProvider, Permission
 from memoryhub.principals import Principal
-from memoryhub.services.common import bump_version, get_in_workspace
+from memoryhub.services.common import bump_version, get_in_workspace, validate_name
 from records.backends import DEFAULT_BASE_URL, RecordBackend, make_backend
 from records.models import PurgeJob
 
@@ -27,12 +27,6 @@ CREDENTIAL_FIELDS = {
     "mem0_oss": {"api_key", "admin_api_key"},
 }
 MAX_TIMEOUT = 120.0
-
-
-def _name(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > 200:
-        raise ApiError(422, "name is 1-200 characters")
-    return value.strip()
 
 
 def _base_url(provider_type: str, value: Any) -> str:
@@ -143,11 +137,11 @@ def require_enabled(provider: MemoryProvider) -> None:
 def create_provider(principal: Principal, data: dict) -> MemoryProvider:
     principal.require(Permission.WRITE)
     provider_type = data.get("type")
-    if provider_type not in TYPES:
+    if not isinstance(provider_type, str) or provider_type not in TYPES:
         raise ApiError(422, f"type must be one of: {', '.join(sorted(TYPES))}")
     fields = {
         "type": provider_type,
-        "name": _name(data.get("name")),
+        "name": validate_name(data.get("name")),
         "config": validate_config(provider_type, data.get("config")),
         "credential_encrypted": crypto.encrypt_json(
             validate_credential(provider_type, data.get("credential"))
@@ -182,7 +176,7 @@ def update_provider(
         )
         changes: dict[str, Any] = {}
         if "name" in data:
-            changes["name"] = _name(data["name"])
+            changes["name"] = validate_name(data["name"])
         if "config" in data:
             changes["config"] = validate_config(provider.type, data["config"])
         if "credential" in data:

@@ -6,6 +6,7 @@ write wins. Every change is audited with the record's id, never its text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -57,9 +58,12 @@ def validate_metadata(value: Any) -> dict:
     return value
 
 
+_DIGITS = re.compile(r"[0-9]{1,9}")
+
+
 def validate_int(value: Any, field: str, low: int, high: int, *, from_text: bool = False) -> int:
     """An integer in [low, high]; ``from_text`` also takes digits in a string (query params)."""
-    if from_text and isinstance(value, str) and value.isdigit():
+    if from_text and isinstance(value, str) and _DIGITS.fullmatch(value):
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ApiError(422, f"{field} is an integer from {low} to {high}")

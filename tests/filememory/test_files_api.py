@@ -80,11 +80,13 @@ def test_malformed_or_foreign_etags_are_412(runner, memory, etag):
     assert error_of(r)["current"]["content"] == "one"
 
 
-def test_star_and_weak_and_lists(runner, memory):
+def test_star_and_lists_match_and_weak_tags_never_do(runner, memory):
     first = put(runner, memory, "a.md", "one").json()
     r = put(runner, memory, "a.md", "two", "*")
     assert r.status_code == 200 and r.json()["version"] == 2
-    r = put(runner, memory, "a.md", "three", f'"1-1", W/{r.json()["etag"]}')
+    etag = r.json()["etag"]
+    assert put(runner, memory, "a.md", "weak", f"W/{etag}").status_code == 412
+    r = put(runner, memory, "a.md", "three", f'"1-1", {etag}')
     assert r.status_code == 200 and r.json()["version"] == 3
     assert first["version"] == 1
     # If-Match on a file that does not exist: precondition fails, nothing to show.

@@ -122,3 +122,42 @@ def test_every_answer_carries_a_request_id(owner):
     assert response["X-Request-ID"] == "abc-123"
     response = owner.get("/api/v1/agents", HTTP_X_REQUEST_ID="bad id with spaces")
     assert response["X-Request-ID"] != "bad id with spaces"
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b'{"name": "\\ud800"}', b'{"name": "ok", "toolset": {"disabled_tools": ["\\udfff"]}}'],
+)
+def test_lone_surrogates_are_422(owner, payload):
+    response = _post_raw(owner, "/api/v1/agents", payload)
+    assert response.status_code == 422
+    assert not Agent.objects.exists()
+
+
+def test_a_body_without_content_length_is_411(owner):
+    response = _post_raw(
+        owner,
+        "/api/v1/agents",
+        b'{"name": "x"}',
+        CONTENT_LENGTH="",
+        HTTP_TRANSFER_ENCODING="chunked",
+    )
+    assert response.status_code == 411
+    assert error_of(response)["code"] == "length_required"
+    assert not Agent.objects.exists()
+
+
+@pytest.mark.parametrize("query", ["limit=%C2%B2", "offset=%C2%B2", "limit=%EF%BC%91"])
+def test_non_ascii_digits_in_numbers_are_422(owner, query):
+    assert owner.get(f"/api/v1/agents?{query}").status_code == 422
+
+
+@pytest.mark.parametrize("memory_type", [[], {}, 3, None])
+def test_a_type_of_the_wrong_json_type_is_422(owner, memory_type):
+    response = owner.post("/api/v1/memories", {"name": "x", "type": memory_type})
+    assert response.status_code == 422
+
+
+def test_a_weak_etag_never_matches(owner, agent):
+    response = owner.patch(f"/api/v1/agents/{agent.id}", {"name": "A"}, HTTP_IF_MATCH='W/"1"')
+    assert response.status_code == 412

@@ -278,3 +278,45 @@ def test_an_inline_subagent_gets_no_memory(runner, thread, make_memory):
     assert inline.status_code == 201
     assert inline.json()["mounts"] == [] and inline.json()["tools"] == []
     assert inline.json()["context"] == ""
+
+
+@pytest.mark.parametrize("name", ["abc\n", "a" * 63 + "\n"])
+def test_a_mount_name_with_a_trailing_newline_is_422(runner, owner, thread, make_memory, name):
+    memory = make_memory()
+    assert _mount(runner, thread.id, '"1"', name=name, memory_id=memory.id).status_code == 422
+    response = owner.post(
+        "/api/v1/agents", {"name": "x", "memory_mounts": [{"name": name, "memory_id": memory.id}]}
+    )
+    assert response.status_code == 422
+
+
+def test_repeated_initial_mounts_are_409(runner, agent, make_memory):
+    memory = make_memory()
+    response = runner.post(
+        "/api/v1/threads",
+        {
+            "agent_id": agent.id,
+            "memories": [
+                {"name": "a", "memory_id": memory.id},
+                {"name": "a", "memory_id": make_memory("B").id},
+            ],
+        },
+    )
+    assert response.status_code == 409
+    assert error_of(response)["code"] == "already_exists"
+    assert not Thread.objects.exists()
+
+
+def test_joined_defaults_change_the_threads_etag(runner, tenant, make_memory):
+    memory = make_memory()
+    agent = create_agent(
+        tenant.owner, {"name": "A", "memory_mounts": [{"name": "d", "memory_id": memory.id}]}
+    )
+    thread = runner.post("/api/v1/threads", {"agent_id": agent.id}).json()
+    before = runner.get(f"/api/v1/threads/{thread['id']}/memories")["ETag"]
+    _accept(runner, thread["id"], input="hi")
+    after = runner.get(f"/api/v1/threads/{thread['id']}/memories")
+    assert [m["name"] for m in after.json()["memories"]] == ["d"]
+    assert after["ETag"] != before
+    stale = _mount(runner, thread["id"], before, name="x", memory_id=make_memory("X").id)
+    assert stale.status_code == 412

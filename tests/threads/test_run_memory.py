@@ -409,3 +409,26 @@ def test_the_same_tool_call_sent_in_parallel_writes_once(tenant, agent):
     assert not answers[0].startswith("error"), answers[0]
     revisions = owner.get(f"/api/v1/memories/{memory_id}/revisions?path=once.md").json()
     assert len(revisions["results"]) == 1
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        "[" * 50_000,
+        '{"path": "a.md", "file_text": "x\\u0000y"}',
+        '{"path": NaN}',
+        {"path": "a.md", "file_text": "x\u0000y"},
+    ],
+)
+def test_hostile_tool_arguments_are_422(owner, runner, agent, arguments):
+    memory_id = file_memory(owner)
+    run = accept(
+        runner,
+        new_thread(runner, agent, [{"name": "t", "memory_id": memory_id, "access": "write"}]),
+    )
+    response = Api(run_token=run["token"]).post(
+        f"/api/v1/runs/{run['id']}/tool-calls",
+        {"id": "c1", "name": "memory_file_create", "arguments": arguments},
+    )
+    assert response.status_code == 422, response.content
+    assert owner.get(f"/api/v1/memories/{memory_id}/files/a.md").status_code == 404

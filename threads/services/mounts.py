@@ -12,7 +12,12 @@ from memoryhub.conf import setting
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Permission, Run, Thread
 from memoryhub.principals import Principal
-from memoryhub.services.agents import normalize_mounts, validate_mount
+from memoryhub.services.agents import (
+    normalize_mounts,
+    validate_access,
+    validate_mount,
+    validate_recall,
+)
 from memoryhub.services.common import bump_version, get_in_workspace
 from threads.models import RunMount, ThreadMount
 
@@ -63,9 +68,13 @@ def add_mounts(thread: Thread, mounts: list[dict]) -> None:
         raise ApiError(
             409, f"a thread holds at most {limit} memory mounts", reason="memory_mount_limit"
         )
-    ThreadMount.objects.bulk_create(
-        ThreadMount(workspace_id=thread.workspace_id, thread=thread, **m) for m in mounts
-    )
+    try:
+        with transaction.atomic():
+            ThreadMount.objects.bulk_create(
+                ThreadMount(workspace_id=thread.workspace_id, thread=thread, **m) for m in mounts
+            )
+    except IntegrityError:  # a memory was deleted since it was checked
+        raise ApiError(422, "a memory to mount no longer exists") from None
 
 
 def list_thread_mounts(principal: Principal, thread_id: str) -> tuple[Thread, list[ThreadMount]]:
@@ -102,10 +111,10 @@ def change_mount(
     principal: Principal, thread_id: str, name: str, data: dict, if_match: str
 ) -> Thread:
     access, recall = data.get("access"), data.get("recall")
-    if access is not None and access not in ("read", "write"):
-        raise ApiError(422, "access must be read or write")
-    if recall is not None and not isinstance(recall, bool):
-        raise ApiError(422, "recall must be true or false")
+    if access is not None:
+        validate_access(access)
+    if recall is not None:
+        validate_recall(recall)
     with transaction.atomic():
         thread = _writable_thread(principal, thread_id)
         found = _get_mount(thread, name)
@@ -130,7 +139,7 @@ def unmount(principal: Principal, thread_id: str, name: str, if_match: str) -> T
 def initial_mounts(principal: Principal, thread: Thread, value: object) -> None:
     """The ``memories`` of a new thread or fork."""
     if value is not None:
-        add_mounts(thread, normalize_mounts(principal, value, "memories"))
+        add_mounts(thread, normalize_mounts(principal, value, "memories", unique=False))
 
 
 def copy_mounts(source: list[ThreadMount] | list[RunMount], thread: Thread) -> None:
@@ -152,12 +161,15 @@ def join_first_run_mounts(thread: Thread, run: Run) -> None:
     Each joins for a name and a memory the thread does not use yet. A default whose memory
     was deleted fails the run (invalid_argument); going over the limit fails it too.
     """
+    joined = 0
     if run.parent_run_id and not run.inline:
-        _join(thread, list(RunMount.objects.filter(run_id=run.parent_run_id)), strict=False)
-    _join(thread, thread.agent.memory_mounts, strict=True)
+        joined += _join(thread, list(RunMount.objects.filter(run_id=run.parent_run_id)), False)
+    joined += _join(thread, thread.agent.memory_mounts, strict=True)
+    if joined:
+        bump_version(thread, None)
 
 
-def _join(thread: Thread, candidates: list, strict: bool) -> None:
+def _join(thread: Thread, candidates: list, strict: bool) -> int:
     def field(m, key):
         return m[key] if isinstance(m, dict) else getattr(m, key)
 
@@ -190,6 +202,7 @@ def _join(thread: Thread, candidates: list, strict: bool) -> None:
             }
         )
     add_mounts(thread, joining)
+    return len(joining)
 
 
 def freeze_mounts(thread: Thread, run: Run) -> list[RunMount]:

@@ -19,7 +19,7 @@ from memoryhub.errors import ApiError
 from memoryhub.models import Permission, Run
 from memoryhub.principals import Principal
 from memoryhub.services.common import get_in_workspace
-from memoryhub.tools import FILE_TOOL_KEYS, RECORD_TOOL_KEYS
+from memoryhub.tools import FILE_TOOL_KEYS, RECORD_TOOL_KEYS, parse_arguments
 from records.tools import execute_record_tool
 from threads.models import RunMount, ToolCall
 from threads.services.toolset import disabled_tools, tool_allowed
@@ -37,17 +37,6 @@ def _run_of(principal: Principal, run_id: str) -> Run:
     if not run.is_running:
         raise ApiError(401, "the run has ended", reason="run_ended")
     return run
-
-
-def _parsed(arguments: object) -> dict:
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
-            raise ApiError(422, "arguments must be a JSON object or a JSON string of one") from None
-    if not isinstance(arguments, dict):
-        raise ApiError(422, "arguments must be a JSON object or a JSON string of one")
-    return arguments
 
 
 def _digest(name: str, arguments: dict) -> str:
@@ -127,7 +116,7 @@ def execute_tool_call(
         raise ApiError(422, "id must be the tool call's id (1-200 characters)")
     if not isinstance(name, str):
         raise ApiError(422, "name must be a tool name")
-    arguments = _parsed(arguments)
+    arguments = parse_arguments(arguments)
     run = _run_of(principal, run_id)
     digest = _digest(name, arguments)
     found = _earlier(run, call_id, digest)

@@ -1,0 +1,286 @@
+"""Ranked fact search on real-looking text (issue 7), on PostgreSQL 15 and the embedded 16.
+
+The workload, generated from a seed and loaded with COPY: a table of ``BENCH_SEARCH_FACTS``
+facts (1,000,000 by default) of 51 agents, one of them with 100,000 facts and one with
+10,000; text drawn from 10,000 words with Zipf exponent 1.0, 6-25 words a fact. Queries
+come from the same distribution: 1, 2 and 4 words, a two-letter prefix, and two rare words
+(uniform over the vocabulary).
+
+For each query class: p50/p95/p99 over HTTP (a real gunicorn), the same search in process
+(``facts.search.ranked``: its SQL and planning, no HTTP), and the naive ``ts_rank``
+query in raw SQL as the baseline; the 10,000-fact agent beside the 100,000 one; fact
+writes per second with the term statistics kept (after) and without them (before).
+
+``BENCH_SEARCH_SERVERS``: ``local,embedded`` (default), the servers to run on; "local" is
+the server of ``DATABASE_URL``, "embedded" a pgserver PostgreSQL 16 in a temporary
+directory.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from unittest import mock
+from urllib.parse import quote
+
+import requests
+from django.db import connection, connections
+
+from bench import bench_facts
+
+DATABASE = "mh_bench_search"
+TABLE_FACTS = int(os.environ.get("BENCH_SEARCH_FACTS", "1000000"))
+BIG, SMALL, AGENTS = 100_000, 10_000, 51
+QUERIES, BASELINE_QUERIES, SMALL_QUERIES = 200, 40, 100
+SEED = 7
+CLASSES = ("1_word", "2_words", "4_words", "two_letter_prefix", "2_rare_words")
+_COLUMNS = ("workspace_id, agent_id, scope, path, text, tags, confidence, version, run_id, "
+            "written_by, created_at, updated_at, search_text")  # fmt: skip
+
+
+def _zipf(words: list[str]) -> list[float]:
+    cumulative, total = [], 0.0
+    for rank in range(len(words)):
+        total += 1 / (rank + 1)
+        cumulative.append(total)
+    return cumulative
+
+
+def _owners(rng: random.Random, agents: list) -> list:
+    """Which agent each row belongs to, the agents' rows interleaved in time."""
+    rest = max(TABLE_FACTS - BIG - SMALL, 0) // (len(agents) - 2)
+    sizes = [BIG, SMALL] + [rest] * (len(agents) - 2)
+    owners = [agent for agent, size in zip(agents, sizes, strict=True) for _ in range(size)]
+    rng.shuffle(owners)
+    return owners
+
+
+def load(agents: list, run_id: str, rng: random.Random, words: list[str]) -> float:
+    """COPY the workload with triggers and GIN indexes off, then index and count it."""
+    from facts import terms
+    from facts.search import fold
+
+    started = time.perf_counter()
+    cumulative, base = _zipf(words), datetime(2026, 1, 1, tzinfo=UTC)
+    owners = _owners(rng, agents)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE tablename = 'facts_fact' "
+                       "AND indexdef LIKE '%USING gin%'")  # fmt: skip
+        gin_indexes = [row[0] for row in cursor.fetchall()]
+        for definition in gin_indexes:
+            cursor.execute(f"DROP INDEX {definition.split()[2]}")
+        cursor.execute("SET session_replication_role = replica")  # no triggers while loading
+        for start in range(0, len(owners), 100_000):
+            buffer = io.StringIO()
+            for n in range(start, min(start + 100_000, len(owners))):
+                agent, moment = owners[n], (base + timedelta(seconds=n)).isoformat()
+                text = " ".join(rng.choices(words, cum_weights=cumulative, k=rng.randint(6, 25)))
+                row = (agent.workspace_id, agent.id, "", "notes/", text, "{bench}", "1", "1",
+                       run_id, "code", moment, moment, fold(text))  # fmt: skip
+                buffer.write("\t".join(row) + "\n")
+            with cursor.copy(f"COPY facts_fact ({_COLUMNS}) FROM STDIN") as copy:
+                copy.write(buffer.getvalue())
+        cursor.execute("SET session_replication_role = origin")
+        cursor.execute("SET maintenance_work_mem = '512MB'")
+        for definition in gin_indexes:
+            cursor.execute(definition)
+        cursor.execute(terms.RECOUNT_SQL)
+        cursor.execute(
+            "INSERT INTO facts_factquota (workspace_id, agent_id, scope, count) "
+            "SELECT workspace_id, agent_id, scope, count(*) FROM facts_fact "
+            "GROUP BY workspace_id, agent_id, scope"
+        )
+        cursor.execute("VACUUM ANALYZE facts_fact")
+        cursor.execute("VACUUM ANALYZE facts_factterm")
+    return time.perf_counter() - started
+
+
+def query_sets(rng: random.Random, words: list[str], count: int) -> dict[str, list[str]]:
+    cumulative = _zipf(words)
+
+    def drawn(size: int) -> str:
+        return " ".join(rng.choices(words, cum_weights=cumulative, k=size))
+
+    return {
+        "1_word": [drawn(1) for _ in range(count)],
+        "2_words": [drawn(2) for _ in range(count)],
+        "4_words": [drawn(4) for _ in range(count)],
+        "two_letter_prefix": [drawn(1)[:2] for _ in range(count)],
+        "2_rare_words": [" ".join(rng.sample(words, 2)) for _ in range(count)],
+    }
+
+
+def _ms(samples: list[float]) -> dict:
+    ordered = sorted(samples)
+
+    def at(share: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(len(ordered) * share))] * 1000, 2)
+
+    return {"p50_ms": round(statistics.median(ordered) * 1000, 2), "p95_ms": at(0.95),
+            "p99_ms": at(0.99), "n": len(ordered)}  # fmt: skip
+
+
+def _timed(call: Callable[[str], object], queries: list[str]) -> dict:
+    for query in queries[:10]:  # warm up
+        call(query)
+    samples = []
+    for query in queries:
+        started = time.perf_counter()
+        call(query)
+        samples.append(time.perf_counter() - started)
+    return _ms(samples)
+
+
+def _http(base: str, token: str) -> Callable[[str], object]:
+    session = requests.Session()
+    session.headers["x-agentos-run-token"] = token
+
+    def search(query: str) -> None:
+        response = session.post(base + "/v0/memory/search", json={"query": query})
+        assert response.status_code == 200, response.text
+
+    return search
+
+
+def _in_process(scope) -> Callable[[str], object]:
+    from facts import search
+    from facts.paths import Folder
+    from facts.scope import under
+
+    facts = under(scope.facts(), [Folder("", None, False)])
+    return lambda query: search.ranked(facts, query, 5)
+
+
+def measure_queries(base: str, big: tuple, small: tuple, rng: random.Random, words) -> dict:
+    """big, small: (scope, token) of the 100,000- and the 10,000-fact agent."""
+    figures = {}
+    for name, queries in query_sets(rng, words, QUERIES).items():
+        http = _timed(_http(base, big[1]), queries)
+        in_process = _timed(_in_process(big[0]), queries)
+        naive = _timed(lambda q: bench_facts._raw_sql_seconds(big[0], q),
+                       queries[:BASELINE_QUERIES])  # fmt: skip
+        small_http = _timed(_http(base, small[1]), queries[:SMALL_QUERIES])
+        small_in_process = _timed(_in_process(small[0]), queries[:SMALL_QUERIES])
+        figures[name] = {
+            "http": http,
+            "in_process": in_process,
+            "baseline_ts_rank_sql": naive,
+            "baseline_over_in_process_p95": round(naive["p95_ms"] / in_process["p95_ms"], 1),
+            "small_agent_http": small_http,
+            "small_agent_in_process": small_in_process,
+            "growth_10k_to_100k_http_p95": round(http["p95_ms"] / small_http["p95_ms"], 2),
+            "growth_10k_to_100k_in_process_p95": round(
+                in_process["p95_ms"] / small_in_process["p95_ms"], 2
+            ),
+        }
+        print(f"  {name}: HTTP {http} | in process {in_process} | ts_rank SQL {naive} | "
+              f"10k HTTP p95 {small_http['p95_ms']}", flush=True)  # fmt: skip
+    return figures
+
+
+def measure_writes(base: str, tokens: list[str]) -> dict:
+    """Writes/s with the term statistics kept, then with their triggers and index off."""
+    after = bench_facts.measure_writes(base, tokens)
+    with connection.cursor() as cursor:
+        cursor.execute("ALTER TABLE facts_fact DISABLE TRIGGER USER")
+        cursor.execute("DROP INDEX fact_memory_terms_gin")
+    before = bench_facts.measure_writes(base, tokens)
+    return {
+        "before_without_term_statistics": before,
+        "after_with_term_statistics": after,
+        "slowdown_one_client": round(1 - after["one_client_per_s"] / before["one_client_per_s"], 3),
+    }
+
+
+@contextmanager
+def _database(host: str, port: str) -> Iterator[str]:
+    """A fresh, migrated ``mh_bench_search`` on that server; yields its DATABASE_URL."""
+    shared = connections.settings["default"]
+    previous = shared.get("HOST"), shared.get("PORT")
+    connections.close_all()
+    for settings in (shared, connection.settings_dict):
+        settings["HOST"], settings["PORT"] = host, port
+    try:
+        with mock.patch.object(bench_facts, "DATABASE", DATABASE), bench_facts.own_database():
+            user = shared.get("USER") or "postgres"
+            yield f"postgres://{user}@{quote(str(host), safe='')}:{port}/{DATABASE}"
+    finally:
+        connections.close_all()
+        for settings in (shared, connection.settings_dict):
+            settings["HOST"], settings["PORT"] = previous
+
+
+def _agents(count: int) -> tuple:
+    """The bench agent (with a run), a 10,000-fact agent (with a run) and the others."""
+    from memoryhub.principals import Principal
+    from memoryhub.services.agents import create_agent
+    from threads.services.runs import accept_run
+    from threads.services.threads import create_thread
+
+    big, run, token = bench_facts._setup()
+    principal = Principal.system(big.workspace)
+    others = [create_agent(principal, {"name": f"agent {i}"}) for i in range(count - 1)]
+    thread = create_thread(principal, others[0].id, end_user="bench-user")
+    small_run = accept_run(principal, thread.id)
+    writers = [accept_run(principal, run.thread_id).token for _ in range(4)]
+    return [big, *others], run, token, small_run, [token, *writers]
+
+
+def on_server(label: str, host: str, port: str) -> dict:
+    from facts.scope import for_run
+    from memoryhub.principals import Principal
+
+    rng, started = random.Random(SEED), time.perf_counter()
+    words = bench_facts._vocabulary(random.Random(SEED))
+    with _database(host, port) as database_url:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW server_version")
+            version = cursor.fetchone()[0]
+        agents, run, token, small_run, writers = _agents(AGENTS)
+        load_seconds = load(agents, run.id, rng, words)
+        print(f"{label} (PostgreSQL {version}): loaded {TABLE_FACTS} facts in "
+              f"{load_seconds:.0f}s", flush=True)  # fmt: skip
+        big = (for_run(Principal.for_run(run)), token)
+        small = (for_run(Principal.for_run(small_run.run)), small_run.token)
+        connections.close_all()
+        with bench_facts.server(database_url) as base:
+            queries = measure_queries(base, big, small, rng, words)
+            writes = measure_writes(base, writers)
+    print(f"  writes: {writes}", flush=True)
+    return {"server_version": version, "table_facts": TABLE_FACTS, "agents": AGENTS,
+            "load_seconds": round(load_seconds, 1), "queries": queries, "writes": writes,
+            "seconds": round(time.perf_counter() - started, 1)}  # fmt: skip
+
+
+@contextmanager
+def _embedded() -> Iterator[tuple[str, str]]:
+    import pgserver
+
+    with tempfile.TemporaryDirectory(prefix="bench-pg-") as directory:
+        server = pgserver.get_server(directory, cleanup_mode="delete")
+        try:
+            info = server.get_postmaster_info()
+            yield str(info.socket_dir), str(info.port)
+        finally:
+            server.cleanup()
+
+
+def run(results: dict) -> None:
+    servers = os.environ.get("BENCH_SEARCH_SERVERS", "local,embedded").split(",")
+    figures: dict = {}
+    shared = connections.settings["default"]
+    if "local" in servers:
+        local = shared.get("HOST") or "127.0.0.1", str(shared.get("PORT") or 5432)
+        figures["local"] = on_server("local", *local)
+        results["search"] = figures
+    if "embedded" in servers:
+        with _embedded() as (host, port):
+            figures["embedded_pg16"] = on_server("embedded", host, port)
+    results["search"] = figures

@@ -1,0 +1,110 @@
+"""What every benchmark shares: a database of its own, a real gunicorn, percentiles."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import requests
+from django.core.management import call_command
+from django.db import connection, connections
+
+from memoryhub.embedded import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@contextmanager
+def own_database(name: str) -> Iterator[str]:
+    """Point Django at a fresh, migrated database ``name``; yield its DATABASE_URL."""
+    shared = connections.settings["default"]
+    previous = shared["NAME"]
+    params = {
+        "host": shared.get("HOST") or "127.0.0.1",
+        "port": shared.get("PORT") or 5432,
+        "user": shared.get("USER") or "postgres",
+        "password": shared.get("PASSWORD") or None,
+        "dbname": "postgres",
+        "autocommit": True,
+    }
+    with psycopg.connect(**params) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
+    connections.close_all()
+    shared["NAME"] = name
+    connection.settings_dict["NAME"] = name
+    url = urlsplit(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/x"))
+    try:
+        call_command("migrate", verbosity=0)
+        yield urlunsplit(url._replace(path="/" + name))
+    finally:
+        connections.close_all()
+        shared["NAME"] = previous
+        connection.settings_dict["NAME"] = previous
+
+
+@contextmanager
+def server(database_url: str, env: dict | None = None, workers: int = 2) -> Iterator[str]:
+    """A real gunicorn serving memoryhub on a free loopback port; yields its base URL."""
+    port = free_port()
+    environ = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "MEMORYHUB_ENV": "development",
+        "DEBUG": "0",
+        "LOG_LEVEL": "WARNING",
+        "DB_CONN_MAX_AGE": "600",
+        **(env or {}),
+    }
+    gunicorn = str(Path(sys.executable).with_name("gunicorn"))
+    process = subprocess.Popen(  # noqa: S603 - our own venv's gunicorn
+        [
+            gunicorn,
+            "memoryhub.wsgi",
+            "-b",
+            f"127.0.0.1:{port}",
+            "-w",
+            str(workers),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=environ,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                if requests.get(base + "/healthz", timeout=5).status_code < 500:
+                    break
+            except requests.RequestException:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("gunicorn did not start")
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def percentiles(samples: list[float]) -> dict:
+    """p50/p95/p99 in milliseconds of durations in seconds."""
+    ordered = sorted(samples)
+
+    def at(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000, 2)
+
+    return {
+        "p50_ms": round(statistics.median(ordered) * 1000, 2),
+        "p95_ms": at(0.95),
+        "p99_ms": at(0.99),
+        "n": len(ordered),
+    }
