@@ -70,14 +70,14 @@ class FileDetailView(ApiView):
 class RevisionListView(ApiView):
     permission_classes = [ReadOrWrite]
 
-    @extend_schema(summary="A file's or the memory's history, newest first")
+    @extend_schema(summary="A file's or the memory's history, newest first", responses={200: dict})
     def get(self, request: Request, memory_id: str) -> Response:
         qs = revisions.list_revisions(self.principal, memory_id, request.query_params.get("path"))
         paginator = Pagination()
         page = paginator.paginate_queryset(qs, request, self)
         return paginator.get_paginated_response([revision_json(r) for r in page])
 
-    @extend_schema(summary="Purge a file's (?path=) or the memory's history")
+    @extend_schema(summary="Purge a file's (?path=) or the memory's history", responses={200: dict})
     def delete(self, request: Request, memory_id: str) -> Response:
         path = request.query_params.get("path")
         deleted = revisions.purge_history(self.principal, memory_id, path)
@@ -87,7 +87,7 @@ class RevisionListView(ApiView):
 class RevisionDetailView(ApiView):
     permission_classes = [ReadOrRun]
 
-    @extend_schema(summary="One revision, with its content")
+    @extend_schema(summary="One revision, with its content", responses={200: dict})
     def get(self, request: Request, memory_id: str, revision_id: str) -> Response:
         revision = revisions.get_revision(self.principal, memory_id, revision_id)
         return Response(revision_json(revision, content=True))
@@ -96,7 +96,11 @@ class RevisionDetailView(ApiView):
 class RevisionRestoreView(ApiView):
     permission_classes = [CanRun]
 
-    @extend_schema(summary="Restore a revision's content as the file's new version")
+    @extend_schema(
+        summary="Restore a revision's content as the file's new version",
+        request=None,
+        responses={200: dict},
+    )
     def post(self, request: Request, memory_id: str, revision_id: str) -> Response:
         body(request, set())
         file = revisions.restore_revision(

@@ -162,7 +162,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "EXCEPTION_HANDLER": "memoryhub.errors.exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "memoryhub.schema.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "memoryhub.api.pagination.Pagination",
     "UNAUTHENTICATED_USER": None,
     "PAGE_SIZE": 50,
