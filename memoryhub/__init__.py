@@ -1,5 +1,6 @@
-"""memoryhub: the project package and shared kernel."""
+"""memoryhub: the project package and shared kernel.
 
-from memoryhub.celery import app as celery_app
-
-__all__ = ["celery_app"]
+Nothing is imported here, so that ``memoryhub.client`` stays free of Django and Celery. The
+Celery app lives in ``memoryhub.celery`` (``celery -A memoryhub`` finds it there) and the
+tasks bind to it explicitly.
+"""
