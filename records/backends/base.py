@@ -113,6 +113,9 @@ class RecordBackend:
     """One mem0 account. Subclasses implement the paths; this class the error rules."""
 
     type: str = ""
+    # Both APIs add and search with the same bodies, at these paths.
+    add_path: str = ""
+    search_path: str = ""
 
     def __init__(
         self,
@@ -133,12 +136,34 @@ class RecordBackend:
     # --- the interface ----------------------------------------------------------------
 
     def add(self, namespace: str, text: str, metadata: dict) -> Record:
-        raise NotImplementedError
+        # infer=false stores the text verbatim and answers synchronously with the new id.
+        answer = self.request(
+            "POST",
+            self.add_path,
+            write=True,
+            json={
+                "messages": [{"role": "user", "content": text}],
+                "user_id": namespace,
+                "metadata": metadata,
+                "infer": False,
+            },
+        )
+        if answer.status >= 300:
+            raise self.unavailable(f"it refused the record (HTTP {answer.status})")
+        return self.after_add(namespace, self.added_id(answer), text, metadata)
 
     def search(
         self, namespace: str, query: str, k: int, *, timeout: float | None = None
     ) -> list[Record]:
-        raise NotImplementedError
+        answer = self.request(
+            "POST",
+            self.search_path,
+            json={"query": query, "filters": {"user_id": namespace}, "top_k": k},
+            timeout=timeout,
+        )
+        if answer.status >= 300:
+            raise self.unavailable(f"it refused the search (HTTP {answer.status})")
+        return [self.record_of(item) for item in self.results_of(answer)][:k]
 
     def list(self, namespace: str, *, limit: int, offset: int) -> Page:
         raise NotImplementedError

@@ -18,40 +18,13 @@ def _newest_first(record: Record) -> tuple:
 
 class OssBackend(RecordBackend):
     type = "mem0_oss"
+    add_path = "/memories"
+    search_path = "/search"
 
     def headers(self, *, admin: bool = False) -> dict[str, str]:
         key = self.credential.get("admin_api_key") if admin else None
         key = key or self.credential.get("api_key")
         return {"X-API-Key": key} if key else {}
-
-    def add(self, namespace: str, text: str, metadata: dict) -> Record:
-        answer = self.request(
-            "POST",
-            "/memories",
-            write=True,
-            json={
-                "messages": [{"role": "user", "content": text}],
-                "user_id": namespace,
-                "metadata": metadata,
-                "infer": False,
-            },
-        )
-        if answer.status >= 300:
-            raise self.unavailable(f"it refused the record (HTTP {answer.status})")
-        return self.after_add(namespace, self.added_id(answer), text, metadata)
-
-    def search(
-        self, namespace: str, query: str, k: int, *, timeout: float | None = None
-    ) -> list[Record]:
-        answer = self.request(
-            "POST",
-            "/search",
-            json={"query": query, "filters": {"user_id": namespace}, "top_k": k},
-            timeout=timeout,
-        )
-        if answer.status >= 300:
-            raise self.unavailable(f"it refused the search (HTTP {answer.status})")
-        return [self.record_of(item) for item in self.results_of(answer)][:k]
 
     def list(self, namespace: str, *, limit: int, offset: int) -> Page:
         answer = self.request(

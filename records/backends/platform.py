@@ -10,39 +10,11 @@ PAGE_SIZE_MAX = 200  # the Platform's page_size is 1-200
 
 class PlatformBackend(RecordBackend):
     type = "mem0_platform"
+    add_path = "/v3/memories/add/"
+    search_path = "/v3/memories/search/"
 
     def headers(self, *, admin: bool = False) -> dict[str, str]:
         return {"Authorization": f"Token {self.credential.get('api_key', '')}"}
-
-    def add(self, namespace: str, text: str, metadata: dict) -> Record:
-        # infer=false stores the text verbatim and answers synchronously with the new id.
-        answer = self.request(
-            "POST",
-            "/v3/memories/add/",
-            write=True,
-            json={
-                "messages": [{"role": "user", "content": text}],
-                "user_id": namespace,
-                "metadata": metadata,
-                "infer": False,
-            },
-        )
-        if answer.status >= 300:
-            raise self.unavailable(f"it refused the record (HTTP {answer.status})")
-        return self.after_add(namespace, self.added_id(answer), text, metadata)
-
-    def search(
-        self, namespace: str, query: str, k: int, *, timeout: float | None = None
-    ) -> list[Record]:
-        answer = self.request(
-            "POST",
-            "/v3/memories/search/",
-            json={"query": query, "filters": {"user_id": namespace}, "top_k": k},
-            timeout=timeout,
-        )
-        if answer.status >= 300:
-            raise self.unavailable(f"it refused the search (HTTP {answer.status})")
-        return [self.record_of(item) for item in self.results_of(answer)][:k]
 
     def _page(self, namespace: str, page: int, page_size: int) -> tuple[list[Record], int] | None:
         answer = self.request(
