@@ -136,3 +136,13 @@ def test_statistics_are_per_memory(tenant, alice, agent):
     save(alice, text="shared word here")
     assert terms_of(agent)["shared"] == 1
     assert terms_of(other) == {"": 1, "shared": 1, "word": 1}
+
+
+def test_ranking_needs_one_memory():
+    from facts import search
+
+    with pytest.raises(ValueError, match="one memory"):
+        search.ranked(Fact.objects.all(), "tea", 5)
+    assert search.memory_of(Fact.objects.filter(agent_id="agt_1", scope="")) == (
+        search.terms.Memory("agt_1", "")
+    )
