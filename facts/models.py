@@ -138,14 +138,17 @@ class FactTerm(models.Model):
     Kept by statement-level triggers on ``facts_fact`` (migration 0004) in the writing
     transaction, so every path that writes or deletes facts (bulk SQL and cascades too)
     keeps them exact. The empty term counts the memory's facts. ``term`` is in the "C"
-    collation so that a query word's prefix is one range of the primary key.
+    collation so that a query word's prefix is one range of the primary key. ``owner`` is
+    "" for facts outside users' folders, else the end user's id: a run's ranking counts only
+    the facts it may see (migration 0006).
     """
 
-    pk = models.CompositePrimaryKey("agent", "scope", "term")
+    pk = models.CompositePrimaryKey("agent", "scope", "owner", "term")
     agent = models.ForeignKey(
         Agent, on_delete=models.DO_NOTHING, related_name="+", db_index=False, db_constraint=False
     )
     scope = models.CharField(max_length=48, default="", blank=True)
+    owner = models.CharField(max_length=48, default="", blank=True)
     term = models.TextField(db_collation="C")
     facts = models.IntegerField()
 

@@ -38,6 +38,15 @@ class FactScope:
             qs = qs.filter(Q(owner_id__isnull=True) | Q(owner_id=self.viewer.end_user_id))
         return qs
 
+    def statistics_owners(self) -> list[str] | None:
+        """Whose facts weigh the search's words: the ones this caller may see (None: all).
+
+        A run's scores then never depend on another end user's private facts.
+        """
+        if not self.viewer.is_run:
+            return None
+        return ["", self.viewer.end_user_id] if self.viewer.end_user_id else [""]
+
 
 def eval_scope_of(run: Run) -> str:
     """The temporary memory an eval run shares with its eval tree (REAL_MEMORY otherwise)."""

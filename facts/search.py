@@ -76,12 +76,16 @@ def ranked_queryset(facts: QuerySet[Fact], query: str, k: int) -> QuerySet[Fact]
     )
 
 
-def ranked(facts: QuerySet[Fact], query: str, k: int) -> list[Fact]:
+def ranked(
+    facts: QuerySet[Fact], query: str, k: int, owners: list[str] | None = None
+) -> list[Fact]:
     """The ``k`` facts best matching ``query`` (``facts.ranking``), each with ``score``.
 
     ``facts`` must be one memory's facts (filtered on ``agent_id`` and ``scope``, as
     ``FactScope.facts()`` is), with conditions on ``facts_fact``'s own columns only: they
     are reused verbatim in the search's SQL.
+
+    ``owners``: whose facts the word statistics count (``FactScope.statistics_owners``).
     """
     words = query_words(query)
     memory = memory_of(facts)
@@ -89,7 +93,7 @@ def ranked(facts: QuerySet[Fact], query: str, k: int) -> list[Fact]:
         raise ValueError("ranked() needs the facts of one memory (agent_id and scope)")
     if not words:
         return []
-    total, frequencies = terms.document_frequencies(memory, words)
+    total, frequencies = terms.document_frequencies(memory, words, owners)
     if not total:
         return []
     where = facts.query.get_compiler(using=facts.db).compile(facts.query.where)

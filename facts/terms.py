@@ -14,11 +14,14 @@ from django.db import connection
 # Above every code point a lexeme can hold: [word, word + TOP) is the word's prefix range.
 TOP = "\U0010ffff"
 
+# %(owners)s: the owners whose facts count ('' shared, end user ids); NULL counts them all.
 _FREQUENCIES_SQL = """
-SELECT coalesce((SELECT facts FROM facts_factterm
-                 WHERE agent_id = %(agent)s AND scope = %(scope)s AND term = ''), 0),
+SELECT coalesce((SELECT sum(facts) FROM facts_factterm
+                 WHERE agent_id = %(agent)s AND scope = %(scope)s AND term = ''
+                   AND (%(owners)s::text[] IS NULL OR owner = ANY(%(owners)s::text[]))), 0),
        ARRAY(SELECT (SELECT coalesce(sum(t.facts), 0) FROM facts_factterm t
                      WHERE t.agent_id = %(agent)s AND t.scope = %(scope)s
+                       AND (%(owners)s::text[] IS NULL OR t.owner = ANY(%(owners)s::text[]))
                        AND t.term >= w.word AND t.term < w.word || %(top)s)::bigint
              FROM unnest(%(words)s::text[]) WITH ORDINALITY AS w(word, i) ORDER BY w.i)
 """
@@ -26,11 +29,12 @@ SELECT coalesce((SELECT facts FROM facts_factterm
 # The statistics of every fact present, for a bulk load that bypassed the triggers.
 RECOUNT_SQL = """
 DELETE FROM facts_factterm;
-INSERT INTO facts_factterm (agent_id, scope, term, facts)
-SELECT agent_id, scope, term, count(*) FROM (
-    SELECT agent_id, scope, unnest(tsvector_to_array(search_vector)) AS term FROM facts_fact
-    UNION ALL SELECT agent_id, scope, '' FROM facts_fact
-) t GROUP BY agent_id, scope, term;
+INSERT INTO facts_factterm (agent_id, scope, owner, term, facts)
+SELECT agent_id, scope, owner, term, count(*) FROM (
+    SELECT agent_id, scope, coalesce(owner_id, '') AS owner,
+           unnest(tsvector_to_array(search_vector)) AS term FROM facts_fact
+    UNION ALL SELECT agent_id, scope, coalesce(owner_id, ''), '' FROM facts_fact
+) t GROUP BY agent_id, scope, owner, term;
 """
 
 
@@ -42,9 +46,21 @@ class Memory:
     scope: str
 
 
-def document_frequencies(memory: Memory, words: list[str]) -> tuple[int, list[int]]:
-    """(facts in the memory, for each word the facts holding a lexeme it prefixes)."""
-    params = {"agent": memory.agent_id, "scope": memory.scope, "words": words, "top": TOP}
+def document_frequencies(
+    memory: Memory, words: list[str], owners: list[str] | None = None
+) -> tuple[int, list[int]]:
+    """(facts in the memory, for each word the facts holding a lexeme it prefixes).
+
+    ``owners`` limits both counts to the facts of those owners ("" for the shared ones, end
+    user ids for their folders): the facts the searcher may see. None counts every fact.
+    """
+    params = {
+        "agent": memory.agent_id,
+        "scope": memory.scope,
+        "words": words,
+        "top": TOP,
+        "owners": owners,
+    }
     with connection.cursor() as cursor:
         cursor.execute(_FREQUENCIES_SQL, params)
         total, frequencies = cursor.fetchone()

@@ -69,7 +69,7 @@ def search_facts(
     facts = _with_tags(under(scope.facts(), folders), tags)
     if not query.strip():
         return list(facts.order_by(*NEWEST_FIRST)[:k])
-    return search.ranked(facts, query, k)
+    return search.ranked(facts, query, k, scope.statistics_owners())
 
 
 def _with_tags(facts: QuerySet[Fact], tags: list[str] | None) -> QuerySet[Fact]:

@@ -158,6 +158,9 @@ def _lock_running_runs(scope: FactScope) -> None:
 
 
 def _create(scope: FactScope, request: _Request) -> Written:
+    # The term-statistics triggers lock this row before the term rows; in a new memory it
+    # must exist first, or concurrent first writers take those locks in opposite orders.
+    _ensure_quota(scope)
     now = timezone.now()
     fact = Fact.objects.create(
         workspace_id=scope.workspace_id,
@@ -235,23 +238,19 @@ def _add_version(fact: Fact, key: str | None) -> FactVersion:
     )
 
 
+def _ensure_quota(scope: FactScope) -> None:
+    FactQuota.objects.bulk_create(
+        [FactQuota(workspace_id=scope.workspace_id, agent_id=scope.agent_id, scope=scope.scope)],
+        ignore_conflicts=True,
+    )
+
+
 def _count_one_more(scope: FactScope) -> None:
     """Count the new fact, or refuse it when the memory is full (409 memory_full)."""
     limit = setting("facts.max_facts_per_agent")
     quota = FactQuota.objects.filter(agent_id=scope.agent_id, scope=scope.scope)
     if quota.filter(count__lt=limit).update(count=F("count") + 1):
         return
-    if not quota.exists():
-        FactQuota.objects.bulk_create(
-            [
-                FactQuota(
-                    workspace_id=scope.workspace_id, agent_id=scope.agent_id, scope=scope.scope
-                )
-            ],
-            ignore_conflicts=True,
-        )
-        if quota.filter(count__lt=limit).update(count=F("count") + 1):
-            return
     raise ApiError(409, f"this memory holds at most {limit} facts", reason="memory_full")
 
 

@@ -82,3 +82,16 @@ def test_concurrent_replaces_keep_versions_gapless(tenant, agent):
     versions = api.get(f"{FACTS}/{fact['id']}/versions").json()["versions"]
     assert [v["version"] for v in versions] == list(range(11, 0, -1))
     assert api.get(f"{FACTS}/{fact['id']}").json()["version"] == 11
+
+
+def test_parallel_first_writers_of_a_new_memory_all_succeed(tenant, agent):
+    # The first facts of a memory create its counter row: no deadlock, no 500.
+    apis = [run_for(tenant, agent, f"user{i}")[1] for i in range(16)]
+    results = in_parallel(
+        16, lambda i: apis[i].post(FACTS, {"path": "r/", "text": f"fact {i}"}).status_code
+    )
+    assert results == [201] * 16, results
+    assert FactQuota.objects.get(agent=agent, scope="").count == 16
+    from facts.models import FactTerm
+
+    assert sum(t.facts for t in FactTerm.objects.filter(agent=agent, term="")) == 16

@@ -8,6 +8,7 @@ import math
 
 import pytest
 from django.db import connection
+from django.db.models import Sum
 
 from facts import ranking
 from facts.models import Fact, FactTerm
@@ -87,8 +88,9 @@ def test_turkish_folding_ranks_every_spelling_alike(alice, query):
 
 
 def terms_of(agent, scope: str = "") -> dict[str, int]:
-    rows = FactTerm.objects.filter(agent=agent, scope=scope).values_list("term", "facts")
-    return dict(rows)
+    """The memory's statistics, every owner's rows added up."""
+    rows = FactTerm.objects.filter(agent=agent, scope=scope).values("term")
+    return {row["term"]: row["facts"] for row in rows.annotate(facts=Sum("facts"))}
 
 
 def recount(agent, scope: str = "") -> dict[str, int]:
