@@ -6,8 +6,8 @@ them Turkish, Zipf-distributed like real text) by COPY, then a real gunicorn ser
 API and a single client measures:
 
 * search p50/p95 over HTTP for 1-, 2- and 4-word queries (words drawn uniformly from the
-  vocabulary), and the same queries' SQL executed directly beside them; also, outside
-  the targets, the ten most frequent words alone (the worst case of ranking every match);
+  vocabulary), and the same search run in process beside them (its SQL statements and
+  the row load, no HTTP: "raw_sql"); also the ten most frequent words alone;
 * list p50 (``GET /v0/memory/facts``, first pages and ``before=`` pages);
 * GET one fact by id, the fixed cost of any HTTP request, to read the others against;
 * writes per second, one client and four clients in parallel.
@@ -230,17 +230,13 @@ _ms = common.percentiles
 
 
 def _raw_sql_seconds(scope, query: str) -> float:
-    from facts import search
+    """The same search without HTTP: the ranking's SQL statements and the row load."""
     from facts.paths import Folder
-    from facts.scope import under
+    from facts.services.reading import search_facts
 
-    queryset = search.ranked_queryset(under(scope.facts(), [Folder("", None, False)]), query, 5)
-    sql, params = queryset.query.sql_with_params()
-    with connection.cursor() as cursor:
-        started = time.perf_counter()
-        cursor.execute(sql, params)
-        cursor.fetchall()
-        return time.perf_counter() - started
+    started = time.perf_counter()
+    search_facts(scope, query, folders=[Folder("", None, False)], k=5)
+    return time.perf_counter() - started
 
 
 def _query_sets(rng: random.Random, words: list[str]) -> dict[str, list[str]]:

@@ -143,7 +143,7 @@ class FactTerm(models.Model):
     the facts it may see (migration 0006).
     """
 
-    pk = models.CompositePrimaryKey("agent", "scope", "owner", "term")
+    pk = models.CompositePrimaryKey("agent", "scope", "term", "owner")
     agent = models.ForeignKey(
         Agent, on_delete=models.DO_NOTHING, related_name="+", db_index=False, db_constraint=False
     )

@@ -22,9 +22,9 @@ BEGIN
     ORDER BY q.id FOR NO KEY UPDATE;
     INSERT INTO facts_factterm AS t (agent_id, scope, owner, term, facts)
     SELECT agent_id, scope, owner, term, sum(sign) FROM ({terms}) d
-    GROUP BY agent_id, scope, owner, term HAVING sum(sign) <> 0
-    ORDER BY agent_id, scope, owner, term
-    ON CONFLICT (agent_id, scope, owner, term) DO UPDATE SET facts = t.facts + excluded.facts;
+    GROUP BY agent_id, scope, term, owner HAVING sum(sign) <> 0
+    ORDER BY agent_id, scope, term, owner
+    ON CONFLICT (agent_id, scope, term, owner) DO UPDATE SET facts = t.facts + excluded.facts;
     {cleanup}
     RETURN NULL;
 END $$;
@@ -65,19 +65,49 @@ SELECT agent_id, scope, owner, term, count(*) FROM (
 FORWARD = [
     "ALTER TABLE facts_factterm ADD COLUMN owner varchar(48) NOT NULL DEFAULT ''",
     "ALTER TABLE facts_factterm DROP CONSTRAINT facts_factterm_pkey",
-    "ALTER TABLE facts_factterm ADD PRIMARY KEY (agent_id, scope, owner, term)",
+    # Owner last: a word's prefix stays one range of the key; the owners filter that range.
+    "ALTER TABLE facts_factterm ADD PRIMARY KEY (agent_id, scope, term, owner)",
     *[_function(name) for name in _CHANGED],
     RECOUNT,
 ]
 
-# Back to one row per (memory, term): the functions of 0004, and a recount without owners.
+# Back to one row per (memory, term): 0004's functions, and a recount without owners.
+_OLD_FUNCTION = """
+CREATE OR REPLACE FUNCTION facts_count_terms_{name}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM 1 FROM facts_factquota q
+    WHERE (q.agent_id, q.scope) IN (SELECT DISTINCT agent_id, scope FROM ({changed}) c)
+    ORDER BY q.id FOR NO KEY UPDATE;
+    INSERT INTO facts_factterm AS t (agent_id, scope, term, facts)
+    SELECT agent_id, scope, term, sum(sign) FROM ({terms}) d
+    GROUP BY agent_id, scope, term HAVING sum(sign) <> 0
+    ORDER BY agent_id, scope, term
+    ON CONFLICT (agent_id, scope, term) DO UPDATE SET facts = t.facts + excluded.facts;
+    {cleanup}
+    RETURN NULL;
+END $$;
+"""
+_OLD_TERMS_OF = """
+SELECT agent_id, scope, unnest(tsvector_to_array(search_vector)) AS term, sign FROM {rows}
+UNION ALL SELECT agent_id, scope, '', sign FROM {rows}
+"""
+_OLD_CLEANUP = """
+    DELETE FROM facts_factterm t USING ({old_terms}) d
+    WHERE t.agent_id = d.agent_id AND t.scope = d.scope AND t.term = d.term AND t.facts <= 0;
+"""
+_NEW_0004 = "(SELECT agent_id, scope, search_vector, 1 AS sign FROM new_rows)"
+_OLD_0004 = "(SELECT agent_id, scope, search_vector, -1 AS sign FROM old_rows)"
+_CHANGED_0004 = {"insert": (_NEW_0004, ""),
+                 "update": (f"{_NEW_0004} UNION ALL {_OLD_0004}", _OLD_CLEANUP),
+                 "delete": (_OLD_0004, _OLD_CLEANUP)}  # fmt: skip
 _OLD_FUNCTIONS = [
-    _function(name)
-    .replace("owner, term", "term")
-    .replace(", coalesce(owner_id, '') AS owner", "")
-    .replace("t.owner = d.owner\n      AND ", "")
-    .replace(" owner, ", " ")
-    for name in _CHANGED
+    _OLD_FUNCTION.format(
+        name=name,
+        changed=changed,
+        terms=_OLD_TERMS_OF.format(rows=f"({changed}) AS c"),
+        cleanup=cleanup.format(old_terms=_OLD_TERMS_OF.format(rows=f"{_OLD_0004} AS c")),
+    )
+    for name, (changed, cleanup) in _CHANGED_0004.items()
 ]
 BACKWARD = [
     "DELETE FROM facts_factterm",
@@ -109,8 +139,8 @@ class Migration(migrations.Migration):
                             models.CompositePrimaryKey(
                                 "agent",
                                 "scope",
-                                "owner",
                                 "term",
+                                "owner",
                                 blank=True,
                                 editable=False,
                                 primary_key=True,
