@@ -229,6 +229,21 @@ def server(database_url: str):
 _ms = common.percentiles
 
 
+def ts_rank_seconds(scope, query: str) -> float:
+    """The naive search, every match ranked by ``ts_rank``, as raw SQL (the baseline)."""
+    from facts import search
+    from facts.paths import Folder
+    from facts.scope import under
+
+    queryset = search.ranked_queryset(under(scope.facts(), [Folder("", None, False)]), query, 5)
+    sql, params = queryset.query.sql_with_params()
+    with connection.cursor() as cursor:
+        started = time.perf_counter()
+        cursor.execute(sql, params)
+        cursor.fetchall()
+        return time.perf_counter() - started
+
+
 def _raw_sql_seconds(scope, query: str) -> float:
     """The same search without HTTP: the ranking's SQL statements and the row load."""
     from facts.paths import Folder

@@ -172,7 +172,7 @@ def measure_queries(base: str, big: tuple, small: tuple, rng: random.Random, wor
     for name, queries in query_sets(rng, words, QUERIES).items():
         http = _timed(_http(base, big[1]), queries)
         in_process = _timed(_in_process(big[0]), queries)
-        naive = _timed(lambda q: bench_facts._raw_sql_seconds(big[0], q),
+        naive = _timed(lambda q: bench_facts.ts_rank_seconds(big[0], q),
                        queries[:BASELINE_QUERIES])  # fmt: skip
         small_http = _timed(_http(base, small[1]), queries[:SMALL_QUERIES])
         small_in_process = _timed(_in_process(small[0]), queries[:SMALL_QUERIES])
