@@ -116,6 +116,7 @@ class RecordBackend:
     # Both APIs add and search with the same bodies, at these paths.
     add_path: str = ""
     search_path: str = ""
+    record_path: str = ""  # one record, "{id}" for its id
 
     def __init__(
         self,
@@ -177,7 +178,19 @@ class RecordBackend:
         raise NotImplementedError
 
     def delete(self, namespace: str, record_id: str) -> None:
-        raise NotImplementedError
+        existing = self._existing(namespace, record_id).id
+        answer = self.request("DELETE", self.record_path.format(id=existing), write=True)
+        if answer.status == 404:
+            raise self.not_found()
+        if answer.status >= 300:
+            raise self.unavailable(f"it refused the deletion (HTTP {answer.status})")
+
+    def _existing(self, namespace: str, record_id: str) -> Record:
+        """The record, if it exists in this namespace (404 otherwise)."""
+        record = self.get(namespace, record_id)
+        if record is None:
+            raise self.not_found()
+        return record
 
     def delete_namespace(self, namespace: str) -> None:
         raise NotImplementedError

@@ -19,6 +19,7 @@ def _newest_first(record: Record) -> tuple:
 class OssBackend(RecordBackend):
     type = "mem0_oss"
     add_path = "/memories"
+    record_path = "/memories/{id}"
     search_path = "/search"
 
     def headers(self, *, admin: bool = False) -> dict[str, str]:
@@ -45,12 +46,6 @@ class OssBackend(RecordBackend):
             return None  # the server answers 200 null for an unknown id
         return self.in_namespace(self.record_of(answer.data), namespace)
 
-    def _existing(self, namespace: str, record_id: str) -> Record:
-        record = self.get(namespace, record_id)
-        if record is None:
-            raise self.not_found()
-        return record
-
     def update(
         self, namespace: str, record_id: str, *, text: str | None, metadata: dict | None
     ) -> Record:
@@ -76,14 +71,6 @@ class OssBackend(RecordBackend):
             before.metadata = before.metadata if metadata is None else metadata
             record = before
         return record
-
-    def delete(self, namespace: str, record_id: str) -> None:
-        existing = self._existing(namespace, record_id).id
-        answer = self.request("DELETE", f"/memories/{existing}", write=True)
-        if answer.status == 404:
-            raise self.not_found()
-        if answer.status >= 300:
-            raise self.unavailable(f"it refused the deletion (HTTP {answer.status})")
 
     def delete_namespace(self, namespace: str) -> None:
         answer = self.request(

@@ -11,6 +11,7 @@ PAGE_SIZE_MAX = 200  # the Platform's page_size is 1-200
 class PlatformBackend(RecordBackend):
     type = "mem0_platform"
     add_path = "/v3/memories/add/"
+    record_path = "/v1/memories/{id}/"
     search_path = "/v3/memories/search/"
 
     def headers(self, *, admin: bool = False) -> dict[str, str]:
@@ -60,12 +61,6 @@ class PlatformBackend(RecordBackend):
             return None
         return self.in_namespace(self.record_of(answer.data), namespace)
 
-    def _existing(self, namespace: str, record_id: str) -> Record:
-        record = self.get(namespace, record_id)
-        if record is None:
-            raise self.not_found()
-        return record
-
     def update(
         self, namespace: str, record_id: str, *, text: str | None, metadata: dict | None
     ) -> Record:
@@ -83,14 +78,6 @@ class PlatformBackend(RecordBackend):
         record = self.record_of(answer.data, write=True)
         record.namespace = record.namespace or namespace
         return record
-
-    def delete(self, namespace: str, record_id: str) -> None:
-        existing = self._existing(namespace, record_id).id
-        answer = self.request("DELETE", f"/v1/memories/{existing}/", write=True)
-        if answer.status == 404:
-            raise self.not_found()
-        if answer.status >= 300:
-            raise self.unavailable(f"it refused the deletion (HTTP {answer.status})")
 
     def delete_namespace(self, namespace: str) -> None:
         # Accepted and queued: the Platform finishes the deletion on its own.
