@@ -29,7 +29,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+
+from tests.records.fakes.http import JsonHandler, Reply
 
 PLATFORM_TZ = timezone(timedelta(hours=-7))  # the Platform answers in US Pacific time
 
@@ -42,12 +43,6 @@ def score(query: str, text: str) -> float:
     """Word overlap of the query with a text, 0..1: a stand-in for vector similarity."""
     wanted = _words(query)
     return round(len(wanted & _words(text)) / len(wanted), 4) if wanted else 0.0
-
-
-class Reply(Exception):
-    def __init__(self, status: int, body: Any, headers: dict | None = None) -> None:
-        super().__init__(status)
-        self.status, self.body, self.headers = status, body, headers or {}
 
 
 class FakeMem0Server:
@@ -169,26 +164,17 @@ class FakeMem0Server:
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # answer at once, as a real server does
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(JsonHandler):
             def _serve(self, method: str) -> None:
-                parts = urlsplit(self.path)
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
+                path, query, raw = self.read_request()
                 try:
                     body = json.loads(raw) if raw else None
                 except ValueError:
                     body = None
-                query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
                 server.requests.append(
                     {
                         "method": method,
-                        "path": parts.path,
+                        "path": path,
                         "query": query,
                         "headers": dict(self.headers),
                         "body": body,
@@ -197,43 +183,21 @@ class FakeMem0Server:
                 if server.delay:
                     server.stopping.wait(server.delay)
                 if server.drop:
-                    self.close_connection = True
-                    self.connection.shutdown(2)
+                    self._hang_up()
                     return
                 try:
-                    reply = server._dispatch(method, parts.path, query, self.headers, body)
+                    reply = server._dispatch(method, path, query, self.headers, body)
                 except Reply as answered:
                     reply = answered
-                if server.drop_after_write and server.is_write(method, parts.path):
-                    self.close_connection = True
-                    self.connection.shutdown(2)
+                if server.drop_after_write and server.is_write(method, path):
+                    self._hang_up()
                     return
-                self._send(reply)
+                garbled = server.malformed and reply.status < 300
+                self.send_reply(reply, b"<html>upstream says hello</html>" if garbled else None)
 
-            def _send(self, reply: Reply) -> None:
-                if server.malformed and reply.status < 300:
-                    payload = b"<html>upstream says hello</html>"
-                else:
-                    payload = json.dumps(reply.body, default=str).encode()
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def do_GET(self) -> None:  # noqa: N802
-                self._serve("GET")
-
-            def do_POST(self) -> None:  # noqa: N802
-                self._serve("POST")
-
-            def do_PUT(self) -> None:  # noqa: N802
-                self._serve("PUT")
-
-            def do_DELETE(self) -> None:  # noqa: N802
-                self._serve("DELETE")
+            def _hang_up(self) -> None:
+                self.close_connection = True
+                self.connection.shutdown(2)
 
         return Handler
 

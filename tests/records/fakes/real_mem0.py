@@ -19,15 +19,10 @@ import sys
 import uuid
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+
+from tests.records.fakes.http import JsonHandler, Reply
 
 LIST_LIMIT = 1000
-
-
-class Reply(Exception):
-    def __init__(self, status: int, body: Any) -> None:
-        super().__init__(status)
-        self.status, self.body = status, body
 
 
 def build_memory(data_dir: str):
@@ -142,21 +137,12 @@ class Mem0Api:
 
 
 def handler_for(api: Mem0Api) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
+    class Handler(JsonHandler):
         def _serve(self, method: str) -> None:
-            parts = urlsplit(self.path)
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+            path, query, raw = self.read_request()
             try:
                 body = json.loads(raw) if raw else None
-                reply = api.route(method, parts.path, query, self.headers, body)
+                reply = api.route(method, path, query, self.headers, body)
             except Reply as answered:
                 reply = answered
             except Exception as exc:  # noqa: BLE001 - the server's provider-failure answer
@@ -164,24 +150,7 @@ def handler_for(api: Mem0Api) -> type[BaseHTTPRequestHandler]:
                 reply = Reply(
                     502, {"detail": str(exc), "code": "provider_error", "request_id": request_id}
                 )
-            payload = json.dumps(reply.body, default=str).encode()
-            self.send_response(reply.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def do_GET(self) -> None:  # noqa: N802
-            self._serve("GET")
-
-        def do_POST(self) -> None:  # noqa: N802
-            self._serve("POST")
-
-        def do_PUT(self) -> None:  # noqa: N802
-            self._serve("PUT")
-
-        def do_DELETE(self) -> None:  # noqa: N802
-            self._serve("DELETE")
+            self.send_reply(reply)
 
     return Handler
 
