@@ -266,20 +266,19 @@ def _query_sets(rng: random.Random, words: list[str]) -> dict[str, list[str]]:
 
 
 def measure_search(base: str, token: str, scope, rng: random.Random, words: list[str]) -> dict:
-    session = requests.Session()
-    session.headers["x-agentos-run-token"] = token
+    client = common.Client(base, {"x-agentos-run-token": token})
     figures = {}
     for name, queries in _query_sets(rng, words).items():
         for query in queries[:10]:  # warm both paths up
-            session.post(base + "/v0/memory/search", json={"query": query})
+            client.request("POST", "/v0/memory/search", {"query": query})
             _raw_sql_seconds(scope, query)
         http, raw, hits = [], [], 0
         for query in queries:
             started = time.perf_counter()
-            response = session.post(base + "/v0/memory/search", json={"query": query})
+            status, answer = client.request("POST", "/v0/memory/search", {"query": query})
             http.append(time.perf_counter() - started)
-            assert response.status_code == 200, response.text
-            hits += bool(response.json()["facts"])
+            assert status == 200, answer
+            hits += bool(answer["facts"])
             raw.append(_raw_sql_seconds(scope, query))
         http_ms, raw_ms = _ms(http), _ms(raw)
         figures[name] = {
@@ -307,14 +306,13 @@ def measure_list(base: str, token: str) -> dict:
 
 def measure_baseline(base: str, token: str) -> dict:
     """GET one fact by id: the fixed cost of an HTTP request (auth, Django, DRF, gunicorn)."""
-    session = requests.Session()
-    session.headers["x-agentos-run-token"] = token
+    client = common.Client(base, {"x-agentos-run-token": token})
     samples = []
     for _ in range(LIST_REQUESTS):
         started = time.perf_counter()
-        response = session.get(base + "/v0/memory/facts/m_500")
+        status, answer = client.request("GET", "/v0/memory/facts/m_500")
         samples.append(time.perf_counter() - started)
-        assert response.status_code == 200, response.text
+        assert status == 200, answer
     return _ms(samples)
 
 

@@ -29,7 +29,6 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
-import requests
 from django.db import connection, connections
 
 from bench import bench_facts, common
@@ -147,12 +146,11 @@ def _timed(call: Callable[[str], object], queries: list[str]) -> dict:
 
 
 def _http(base: str, token: str) -> Callable[[str], object]:
-    session = requests.Session()
-    session.headers["x-agentos-run-token"] = token
+    client = common.Client(base, {"x-agentos-run-token": token})
 
     def search(query: str) -> None:
-        response = session.post(base + "/v0/memory/search", json={"query": query})
-        assert response.status_code == 200, response.text
+        status, answer = client.request("POST", "/v0/memory/search", {"query": query})
+        assert status == 200, answer
 
     return search
 

@@ -31,12 +31,12 @@ class FactScope:
 
     def facts(self) -> QuerySet[Fact]:
         """Every fact this caller may see (without the search columns nobody reads back)."""
-        qs = Fact.objects.defer("search_text", "search_vector").filter(
-            workspace_id=self.workspace_id, agent_id=self.agent_id, scope=self.scope
-        )
+        visible = Q()
         if self.viewer.is_run:
-            qs = qs.filter(Q(owner_id__isnull=True) | Q(owner_id=self.viewer.end_user_id))
-        return qs
+            visible = Q(owner_id__isnull=True) | Q(owner_id=self.viewer.end_user_id)
+        return Fact.objects.defer("search_text", "search_vector").filter(
+            visible, workspace_id=self.workspace_id, agent_id=self.agent_id, scope=self.scope
+        )
 
     def statistics_owners(self) -> list[str] | None:
         """Whose facts weigh the search's words: the ones this caller may see (None: all).

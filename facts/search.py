@@ -24,6 +24,7 @@ from django.db.models import F, Q, QuerySet
 from facts import ranking, terms
 from facts.models import Fact
 from facts.topk import TopK
+from memoryhub import prepared
 
 # Words beyond these are ignored: a query is a handful of words, not a document.
 MAX_QUERY_WORDS = 32
@@ -105,8 +106,8 @@ def ranked(
 
 
 def _loaded(facts: QuerySet[Fact], ids: list[int]) -> dict[int, Fact]:
-    """The facts by id, their columns but the deferred ones; one plain query, as the ORM's
-    own costs a millisecond here. The ids were found under ``facts``' conditions."""
+    """The facts by id, their columns but the deferred ones; one prepared statement, as the
+    ORM's own query costs a millisecond here. The ids were found under ``facts``' conditions."""
     names, deferring = facts.query.deferred_loading
     fields = [
         f
@@ -114,9 +115,8 @@ def _loaded(facts: QuerySet[Fact], ids: list[int]) -> dict[int, Fact]:
         if f.primary_key or (f.name not in names if deferring else f.name in names)
     ]
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {columns} FROM facts_fact WHERE id = ANY(%s)", [ids])  # noqa: S608
-        rows = cursor.fetchall()
+    sql = f"SELECT {columns} FROM facts_fact WHERE id = ANY(%s::bigint[])"  # noqa: S608
+    rows = prepared.fetch_all(sql, [ids])
     names = [f.attname for f in fields]
     loaded = (Fact.from_db(facts.db, names, row) for row in rows)
     return {fact.pk: fact for fact in loaded}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db import connection
+from memoryhub import prepared
 
 # Above every code point a lexeme can hold: [word, word + TOP) is the word's prefix range.
 TOP = "\U0010ffff"
@@ -61,9 +61,7 @@ def document_frequencies(
         "top": TOP,
         "owners": owners,
     }
-    with connection.cursor() as cursor:
-        cursor.execute(_FREQUENCIES_SQL, params)
-        total, frequencies = cursor.fetchone()
+    total, frequencies = prepared.fetch_one(_FREQUENCIES_SQL, params)
     return total, [min(int(df), total) for df in frequencies]
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.db import connection
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
+from memoryhub import prepared
 from memoryhub.errors import ApiError
 from memoryhub.ids import hash_secret
 from memoryhub.models import ApiKey, EndUser, Run, Workspace
@@ -42,8 +42,8 @@ def _columns(model, alias: str, leave_out: tuple[str, ...] = ()) -> tuple[list[s
     return names, columns
 
 
-# Every request of a run authenticates with this lookup, so it is one prepared-once SQL
-# statement instead of an ORM query compiled anew each time (about a millisecond saved).
+# Every request of a run authenticates with this lookup, so it is one prepared statement
+# instead of an ORM query compiled and planned anew each time (about a millisecond saved).
 _RUN_FIELDS, _RUN_COLUMNS = _columns(Run, "r", leave_out=("input",))
 _WORKSPACE_FIELDS, _WORKSPACE_COLUMNS = _columns(Workspace, "w")
 _END_USER_FIELDS, _END_USER_COLUMNS = _columns(EndUser, "u")
@@ -56,9 +56,7 @@ _RUN_BY_TOKEN = (
 
 def run_for_token(token: str) -> Run | None:
     """The run of a token, with its workspace and end user loaded (its input deferred)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_RUN_BY_TOKEN, [hash_secret(token)])
-        row = cursor.fetchone()
+    row = prepared.fetch_one(_RUN_BY_TOKEN, [hash_secret(token)])
     if row is None:
         return None
     split = len(_RUN_FIELDS), len(_RUN_FIELDS) + len(_WORKSPACE_FIELDS)

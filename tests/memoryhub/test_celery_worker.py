@@ -43,6 +43,7 @@ def test_a_worker_runs_a_task_sent_through_the_embedded_filesystem_broker(tmp_pa
     sender.conf.broker_transport_options = {
         "data_folder_in": str(tmp_path / "queue"),
         "data_folder_out": str(tmp_path / "queue"),
+        "control_folder": str(tmp_path / "control"),
     }
     sender.conf.task_serializer = "json"
     with celery_worker(MEMORYHUB_BROKER_DIR=str(tmp_path)) as worker:
