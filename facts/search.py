@@ -99,6 +99,8 @@ def ranked(
         return []
     where = facts.query.get_compiler(using=facts.db).compile(facts.query.where)
     hits = TopK(memory, where, total, k).run(ranking.weigh(total, words, frequencies))
+    if not hits:
+        return []
     found = _loaded(facts, [hit.id for hit in hits])
     for hit in hits:
         found[hit.id].score = hit.score

@@ -7,7 +7,8 @@ are prepared once per connection (psycopg keeps them, keyed by their text) and r
 the same connection and transaction as the ORM's, with its errors translated the same way.
 
 Only statements whose best plan does not depend on their parameters belong here: after
-five executions PostgreSQL may keep one generic plan for all parameters.
+five executions PostgreSQL may keep one generic plan for all parameters. With
+``DB_PREPARED_STATEMENTS=0`` (``prepare_threshold`` None) they run as ordinary queries.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ Params = Sequence[Any] | Mapping[str, Any]
 def fetch_all(sql: str, params: Params) -> list[tuple]:
     """Rows of ``sql`` (``%s`` or ``%(name)s`` placeholders), run as a prepared statement."""
     connection.ensure_connection()
+    if connection.connection.prepare_threshold is None:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
         cursor.execute(sql, params, prepare=True)
         return cursor.fetchall()

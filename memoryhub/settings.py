@@ -93,6 +93,12 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")),
     )
 }
+# Django turns psycopg's prepared statements off; memoryhub prepares the few statements
+# every request runs (memoryhub.prepared). DB_PREPARED_STATEMENTS=0 turns them off again,
+# for a connection pooler in transaction mode that cannot keep them (PgBouncer < 1.21).
+DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
+    None if os.environ.get("DB_PREPARED_STATEMENTS", "1") == "0" else 5
+)
 if not DATABASES["default"]["ENGINE"].endswith("postgresql"):
     raise ImproperlyConfigured("memoryhub needs PostgreSQL: DATABASE_URL must be postgres://...")
 

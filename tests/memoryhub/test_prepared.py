@@ -1,0 +1,44 @@
+"""The statements every request runs are prepared once per connection, and can be turned off."""
+
+import pytest
+from django.db import DatabaseError, connection, transaction
+
+from memoryhub import prepared
+from memoryhub.auth import _RUN_BY_TOKEN
+from tests.conftest import Api
+
+
+def _prepared_statements() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _run_lookups() -> int:
+    marker = "WHERE r.token_hash = $1"
+    return sum(marker in statement for statement in _prepared_statements())
+
+
+def test_run_requests_reuse_one_prepared_run_token_lookup(run_api):
+    assert run_api.get("/v0/memory/facts").status_code == 200
+    assert _run_lookups() == 1
+    for _ in range(3):
+        assert run_api.post("/v0/memory/search", {"query": "tea"}).status_code == 200
+    assert _run_lookups() == 1
+
+
+def test_a_bad_token_is_still_401_through_the_prepared_lookup(db):
+    assert Api(run_token="rt_not-a-token").get("/v0/memory/facts").status_code == 401
+
+
+def test_turned_off_they_run_as_ordinary_queries(run_api, monkeypatch):
+    connection.ensure_connection()
+    monkeypatch.setattr(connection.connection, "prepare_threshold", None)
+    assert run_api.post("/v0/memory/search", {"query": "tea"}).status_code == 200
+    assert _run_lookups() == 0
+    assert prepared.fetch_one(_RUN_BY_TOKEN, ["no such hash"]) is None
+
+
+def test_database_errors_come_out_as_djangos(db):
+    with pytest.raises(DatabaseError), transaction.atomic():
+        prepared.fetch_all("SELECT no_such_column FROM memoryhub_run WHERE id = %s", ["x"])
