@@ -1,13 +1,14 @@
 """A strict JSON parser with a per-endpoint body limit.
 
 A view may set ``max_body_bytes``; otherwise ``facts.max_body_bytes`` (64 KiB) applies.
-Bodies over the limit are 413; malformed JSON, NaN/Infinity and NUL characters are refused
-before any view code runs.
+Bodies over the limit are 413; malformed JSON, NaN/Infinity, numbers out of range and NUL
+characters are refused before any view code runs.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from rest_framework.parsers import BaseParser
@@ -18,6 +19,14 @@ from memoryhub.errors import ApiError
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def _finite_float(text: str) -> float:
+    # 1e400 would become Infinity, which no JSON (and no jsonb column) can hold.
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
 
 
 def check_strings(value: Any, where: str = "") -> None:
@@ -53,7 +62,9 @@ def parse_json_bytes(data: bytes) -> Any:
     if not data.strip():
         return {}
     try:
-        value = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+        value = json.loads(
+            data.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float
+        )
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ApiError(400, f"malformed JSON: {exc}") from None
     check_strings(value)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
 import logging
+import re
 import secrets
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,6 +31,26 @@ CREDENTIAL_FIELDS = {
 MAX_TIMEOUT = 120.0
 
 
+# Underscores too: container networks name services like ``mem0_api``.
+_HOST_LABEL = re.compile(r"(?!-)[a-z0-9_-]{1,63}(?<!-)")
+
+
+def _valid_host(netloc: str, host: str) -> bool:
+    """A DNS name (IDNA allowed) or a literal IP address: something a connection can reach."""
+    try:
+        address = ipaddress.ip_address(host)
+        return "[" not in netloc or address.version == 6
+    except ValueError:
+        if "[" in netloc:  # brackets hold an IPv6 address, nothing else
+            return False
+    try:
+        ascii_host = host.rstrip(".").encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        return False
+    labels = ascii_host.split(".")
+    return 0 < len(ascii_host) <= 253 and all(_HOST_LABEL.fullmatch(x) for x in labels)
+
+
 def _base_url(provider_type: str, value: Any) -> str:
     if value is None and provider_type == "mem0_platform":
         return DEFAULT_BASE_URL
@@ -37,14 +59,17 @@ def _base_url(provider_type: str, value: Any) -> str:
     url = value.strip().rstrip("/")
     if len(url) > 2000 or any(c.isspace() for c in url):
         raise ApiError(422, "config.base_url must be a URL without spaces")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a malformed port
+    except ValueError:
+        raise ApiError(422, "config.base_url is not a valid URL (its host or port)") from None
     if parts.username or parts.password or parts.query or parts.fragment:
         raise ApiError(422, "config.base_url may not hold credentials, a query or a fragment")
+    if not _valid_host(parts.netloc, parts.hostname or ""):
+        raise ApiError(422, "config.base_url needs a host name or an IP address")
     try:
-        parts.port  # noqa: B018 - raises on a malformed port
         outbound.check_url(url)
-    except ValueError:
-        raise ApiError(422, "config.base_url has a malformed port") from None
     except outbound.OutboundRefused as exc:
         raise ApiError(
             422, f"config.base_url is refused by the outbound policy: {exc}", reason="outbound"

@@ -21,12 +21,29 @@ def test_malformed_json_is_400(owner):
 
 @pytest.mark.parametrize(
     "payload",
-    [b'{"name": NaN}', b'{"name": Infinity}', b"\xff\xfe{}", b"[" * 50_000, b'{"name": "x"'],
+    [
+        b'{"name": NaN}',
+        b'{"name": Infinity}',
+        b'{"name": "x", "toolset": {"n": 1e400}}',
+        b'{"name": "x", "toolset": {"n": -1e400}}',
+        b"\xff\xfe{}",
+        b"[" * 50_000,
+        b'{"name": "x"',
+    ],
 )
 def test_json_that_is_not_json_is_400(owner, payload):
     response = _post_raw(owner, "/api/v1/agents", payload)
     assert response.status_code == 400, response.content
     assert error_of(response)["code"] == "bad_request"
+
+
+def test_a_run_input_out_of_range_is_400_and_starts_no_run(owner, thread):
+    from memoryhub.models import Run
+
+    response = _post_raw(owner, f"/api/v1/threads/{thread.id}/runs", b'{"input": {"x": 1e400}}')
+    assert response.status_code == 400, response.content
+    assert "out of range" in error_of(response)["message"]
+    assert not Run.objects.filter(thread=thread).exists()
 
 
 def test_wrong_content_type_is_415(owner):

@@ -90,6 +90,13 @@ def test_the_platform_needs_an_api_key(owner, platform_server):
         {"config": {"base_url": "https://user:pw@api.mem0.ai"}},
         {"config": {"base_url": "https://api.mem0.ai?x=1"}},
         {"config": {"base_url": "https://api.mem0.ai:99999"}},
+        {"config": {"base_url": "https://[abc"}},
+        {"config": {"base_url": "https://a]b"}},
+        {"config": {"base_url": "https://\uff03.example.com"}},
+        {"config": {"base_url": "https://[v1.fe]"}},
+        {"config": {"base_url": "https://[203.0.113.5]"}},
+        {"config": {"base_url": "https://ex%ample.com"}},
+        {"config": {"base_url": "https://-mem0.example.com"}},
         {"config": {"base_url": 42}},
         {"config": {"base_url": "https://api.mem0.ai", "read_timeout": 0}},
         {"config": {"base_url": "https://api.mem0.ai", "read_timeout": True}},
@@ -213,10 +220,32 @@ def test_patch_enables_disables_and_replaces_the_credential(owner, platform_serv
 
 def test_patch_refuses_type_and_bad_values_and_changes_nothing(owner, platform_server):
     pid = _create(owner, _platform_body(platform_server))["id"]
-    for change in ({"type": "mem0_oss"}, {"config": {"base_url": "ftp://x"}}, {"credential": None}):
+    changes = (
+        {"type": "mem0_oss"},
+        {"config": {"base_url": "ftp://x"}},
+        {"config": {"base_url": "https://[abc"}},
+        {"credential": None},
+    )
+    for change in changes:
         response = owner.patch(f"{URL}/{pid}", change, HTTP_IF_MATCH='"1"')
         assert response.status_code == 422, change
     assert MemoryProvider.objects.get(pk=pid).version == 1
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "https://mem0.example.com",
+        "https://mem0_api:8000",
+        "https://bücher.example",
+        "https://[2001:db8::1]",
+    ],
+)
+def test_host_names_and_addresses_a_connection_can_reach_are_accepted(owner, base_url):
+    body = {"type": "mem0_oss", "name": "self", "config": {"base_url": base_url}}
+    response = owner.post(URL, body)
+    assert response.status_code == 201, response.content
+    assert response.json()["config"]["base_url"] == base_url
 
 
 def test_patch_config_keeps_the_platform_default(owner):
