@@ -7,7 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from facts import paths, validation
+from facts import openapi, paths, validation
 from facts.context import build_context
 from facts.representations import fact_json, search_json, version_json
 from facts.scope import FactScope, for_run
@@ -67,14 +67,20 @@ def versions_answer(scope: FactScope, fact_id: str) -> dict:
 
 
 class FactListView(RunView):
-    @extend_schema(summary="List facts, newest first", responses={200: dict})
+    @extend_schema(
+        summary="List facts, newest first",
+        parameters=openapi.LIST_PARAMETERS,
+        responses={200: openapi.FactPageSerializer},
+    )
     def get(self, request: Request) -> Response:
         return Response(list_request(self.scope, request.query_params))
 
     @extend_schema(
         summary="Save a fact (or a new version of one)",
-        request=dict,
-        responses={201: dict, 200: dict},
+        description="201 with the written version; 200 with the first write's answer when "
+        "the same key was already written in this run.",
+        request=openapi.FactWriteSerializer,
+        responses={201: openapi.FactSerializer, 200: openapi.FactSerializer},
     )
     def post(self, request: Request) -> Response:
         data = body(request, writing.WRITE_FIELDS)
@@ -86,7 +92,7 @@ class FactListView(RunView):
 
 
 class FactDetailView(RunView):
-    @extend_schema(summary="Get a fact", responses={200: dict})
+    @extend_schema(summary="Get a fact", responses={200: openapi.FactSerializer})
     def get(self, request: Request, fact_id: str) -> Response:
         return Response(fact_json(reading.get_fact(self.scope, fact_id)))
 
@@ -97,20 +103,31 @@ class FactDetailView(RunView):
 
 
 class FactVersionsView(RunView):
-    @extend_schema(summary="Every version of a fact, newest first", responses={200: dict})
+    @extend_schema(
+        summary="Every version of a fact, newest first",
+        responses={200: openapi.FactVersionsSerializer},
+    )
     def get(self, request: Request, fact_id: str) -> Response:
         return Response(versions_answer(self.scope, fact_id))
 
 
 class SearchView(RunView):
-    @extend_schema(summary="Full-text search, best first", request=dict, responses={200: dict})
+    @extend_schema(
+        summary="Full-text search, best first",
+        request=openapi.FactSearchSerializer,
+        responses={200: openapi.FactSearchResultsSerializer},
+    )
     def post(self, request: Request) -> Response:
         data = body(request, SEARCH_FIELDS)
         return Response({"facts": search_json(search_request(self.scope, data))})
 
 
 class ContextView(RunView):
-    @extend_schema(summary="The <memory> block for a prompt", request=dict, responses={200: dict})
+    @extend_schema(
+        summary="The <memory> block for a prompt",
+        request=openapi.FactContextSerializer,
+        responses={200: openapi.FactContextBlockSerializer},
+    )
     def post(self, request: Request) -> Response:
         data = body(request, {"query", "paths", "k"})
         context = build_context(self.scope, data.get("query"), data.get("paths"), data.get("k"))
@@ -125,14 +142,22 @@ def paths_param(request: Request) -> list[str] | None:
 
 
 class ToolsView(RunView):
-    @extend_schema(summary="The memory tools' OpenAI function definitions", responses={200: dict})
+    @extend_schema(
+        summary="The memory tools' OpenAI function definitions",
+        parameters=openapi.TOOLS_PARAMETERS,
+        responses={200: openapi.FactToolDefinitionsSerializer},
+    )
     def get(self, request: Request) -> Response:
         toolbox = Toolbox(self.principal, paths_param(request))
         return Response({"definitions": toolbox.definitions()})
 
 
 class ToolCallView(RunView):
-    @extend_schema(summary="Run one memory tool call", request=dict, responses={200: dict})
+    @extend_schema(
+        summary="Run one memory tool call",
+        request=openapi.FactToolCallSerializer,
+        responses={200: openapi.FactToolMessageSerializer},
+    )
     def post(self, request: Request) -> Response:
         data = body(request, {"paths", "tool_call"}, required={"tool_call"})
         toolbox = Toolbox(self.principal, data.get("paths"))

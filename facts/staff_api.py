@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from facts import validation
+from facts import openapi, validation
 from facts.api import SEARCH_FIELDS, list_request, search_request, versions_answer
 from facts.representations import fact_json, search_json
 from facts.scope import FactScope, for_staff
@@ -29,7 +29,11 @@ class StaffView(ApiView):
 class StaffFactListView(StaffView):
     permission_classes = [CanRead]
 
-    @extend_schema(summary="List an agent's facts, newest first", responses={200: dict})
+    @extend_schema(
+        summary="List an agent's facts, newest first",
+        parameters=openapi.LIST_PARAMETERS,
+        responses={200: openapi.FactPageSerializer},
+    )
     def get(self, request: Request, agent_id: str) -> Response:
         return Response(list_request(self.scope(agent_id), request.query_params))
 
@@ -39,7 +43,11 @@ class StaffSearchView(StaffView):
 
     permission_classes = [CanRead]
 
-    @extend_schema(summary="Search an agent's facts", responses={200: dict})
+    @extend_schema(
+        summary="Search an agent's facts",
+        parameters=openapi.SEARCH_PARAMETERS,
+        responses={200: openapi.FactSearchResultsSerializer},
+    )
     def get(self, request: Request, agent_id: str) -> Response:
         params = request.query_params
         data = {name: params[name] for name in SEARCH_FIELDS if name in params}
@@ -49,7 +57,11 @@ class StaffSearchView(StaffView):
             data["k"] = validation.from_query(data["k"])
         return self._answer(agent_id, data)
 
-    @extend_schema(summary="Search an agent's facts", request=dict, responses={200: dict})
+    @extend_schema(
+        summary="Search an agent's facts",
+        request=openapi.FactSearchSerializer,
+        responses={200: openapi.FactSearchResultsSerializer},
+    )
     def post(self, request: Request, agent_id: str) -> Response:
         return self._answer(agent_id, body(request, SEARCH_FIELDS))
 
@@ -60,7 +72,7 @@ class StaffSearchView(StaffView):
 class StaffFactDetailView(StaffView):
     permission_classes = [ReadOrWrite]
 
-    @extend_schema(summary="Get one of an agent's facts", responses={200: dict})
+    @extend_schema(summary="Get one of an agent's facts", responses={200: openapi.FactSerializer})
     def get(self, request: Request, agent_id: str, fact_id: str) -> Response:
         return Response(fact_json(reading.get_fact(self.scope(agent_id), fact_id)))
 
@@ -73,6 +85,9 @@ class StaffFactDetailView(StaffView):
 class StaffFactVersionsView(StaffView):
     permission_classes = [CanRead]
 
-    @extend_schema(summary="Every version of a fact, newest first", responses={200: dict})
+    @extend_schema(
+        summary="Every version of a fact, newest first",
+        responses={200: openapi.FactVersionsSerializer},
+    )
     def get(self, request: Request, agent_id: str, fact_id: str) -> Response:
         return Response(versions_answer(self.scope(agent_id), fact_id))

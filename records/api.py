@@ -13,6 +13,8 @@ from memoryhub.api.representations import iso
 from memoryhub.etags import etag_for
 from memoryhub.models import MemoryProvider
 from memoryhub.permissions import CanRead, ReadOrRun, ReadOrWrite
+from memoryhub.schema import ETAG, IF_MATCH, PAGE_PARAMETERS, page_of
+from records import openapi as doc
 from records.backends import Page
 from records.services import providers, records
 
@@ -41,14 +43,20 @@ class ProviderListView(ApiView):
     @extend_schema(
         summary="List the workspace's memory providers",
         operation_id="api_v1_memory_providers_list",
-        responses={200: dict},
+        parameters=PAGE_PARAMETERS,
+        responses={200: page_of("MemoryProviderPage", doc.MemoryProviderSerializer)},
     )
     def get(self, request: Request) -> Response:
         paginator = Pagination()
         page = paginator.paginate_queryset(providers.list_providers(self.principal), request, self)
         return paginator.get_paginated_response([provider_json(p) for p in page])
 
-    @extend_schema(summary="Add a memory provider", request=dict, responses={201: dict})
+    @extend_schema(
+        summary="Add a memory provider",
+        parameters=[ETAG],
+        request=doc.MemoryProviderCreateSerializer,
+        responses={201: doc.MemoryProviderSerializer},
+    )
     def post(self, request: Request) -> Response:
         data = body(request, PROVIDER_FIELDS, required={"type", "name"})
         provider = providers.create_provider(self.principal, data)
@@ -58,20 +66,31 @@ class ProviderListView(ApiView):
 class ProviderDetailView(ApiView):
     permission_classes = [ReadOrWrite]
 
-    @extend_schema(summary="Get a memory provider", responses={200: dict})
+    @extend_schema(
+        summary="Get a memory provider",
+        parameters=[ETAG],
+        responses={200: doc.MemoryProviderSerializer},
+    )
     def get(self, request: Request, provider_id: str) -> Response:
         provider = providers.get_provider(self.principal, provider_id)
         return with_etag(provider_json(provider), provider.version)
 
     @extend_schema(
-        summary="Change a memory provider (If-Match)", request=dict, responses={200: dict}
+        summary="Change a memory provider (If-Match)",
+        parameters=[IF_MATCH, ETAG],
+        request=doc.MemoryProviderChangeSerializer,
+        responses={200: doc.MemoryProviderSerializer},
     )
     def patch(self, request: Request, provider_id: str) -> Response:
         data = body(request, PROVIDER_PATCH_FIELDS)
         provider = providers.update_provider(self.principal, provider_id, data, if_match(request))
         return with_etag(provider_json(provider), provider.version)
 
-    @extend_schema(summary="Delete a memory provider (If-Match)", responses={204: None})
+    @extend_schema(
+        summary="Delete a memory provider (If-Match)",
+        parameters=[IF_MATCH],
+        responses={204: None},
+    )
     def delete(self, request: Request, provider_id: str) -> Response:
         providers.delete_provider(self.principal, provider_id, if_match(request))
         return Response(status=204)
@@ -81,7 +100,9 @@ class ProviderTestView(ApiView):
     permission_classes = [ReadOrWrite]
 
     @extend_schema(
-        summary="Test a memory provider's address and key", request=None, responses={200: dict}
+        summary="Test a memory provider's address and key",
+        request=None,
+        responses={200: doc.MemoryProviderTestSerializer},
     )
     def post(self, request: Request, provider_id: str) -> Response:
         body(request, set())
@@ -116,7 +137,8 @@ class RecordListView(ApiView):
     @extend_schema(
         summary="List a record memory's records (?limit=&offset=)",
         operation_id="api_v1_memories_records_list",
-        responses={200: dict},
+        parameters=[doc.RECORD_LIMIT, doc.RECORD_OFFSET],
+        responses={200: doc.MemoryRecordPageSerializer},
     )
     def get(self, request: Request, memory_id: str) -> Response:
         limit = int_param(request, "limit", records.DEFAULT_LIST_LIMIT, 1, records.MAX_LIST_LIMIT)
@@ -124,7 +146,11 @@ class RecordListView(ApiView):
         page = records.list_records(self.principal, memory_id, limit=limit, offset=offset)
         return Response(_page_json(request, page, limit, offset))
 
-    @extend_schema(summary="Add a record", request=dict, responses={201: dict})
+    @extend_schema(
+        summary="Add a record",
+        request=doc.MemoryRecordWriteSerializer,
+        responses={201: doc.MemoryRecordSerializer},
+    )
     def post(self, request: Request, memory_id: str) -> Response:
         data = body(request, {"text", "metadata"}, required={"text"})
         record = records.add_record(self.principal, memory_id, data["text"], data.get("metadata"))
@@ -135,7 +161,11 @@ class RecordSearchView(ApiView):
     # Searching changes nothing: it needs read, although it is a POST.
     permission_classes = [CanRead]
 
-    @extend_schema(summary="Search a record memory", request=dict, responses={200: dict})
+    @extend_schema(
+        summary="Search a record memory",
+        request=doc.MemoryRecordSearchSerializer,
+        responses={200: doc.MemoryRecordSearchResultSerializer},
+    )
     def post(self, request: Request, memory_id: str) -> Response:
         data = body(request, {"query", "k"}, required={"query"})
         found = records.search_records(self.principal, memory_id, data["query"], data.get("k"))
@@ -145,12 +175,17 @@ class RecordSearchView(ApiView):
 class RecordDetailView(ApiView):
     permission_classes = [ReadOrRun]
 
-    @extend_schema(summary="Get a record", responses={200: dict})
+    @extend_schema(summary="Get a record", responses={200: doc.MemoryRecordSerializer})
     def get(self, request: Request, memory_id: str, record_id: str) -> Response:
         record = records.get_record(self.principal, memory_id, record_id)
         return Response(record.as_json())
 
-    @extend_schema(summary="Change a record (last write wins)", request=dict, responses={200: dict})
+    @extend_schema(
+        summary="Change a record (last write wins)",
+        description="Give text, metadata or both.",
+        request=doc.MemoryRecordWriteSerializer,
+        responses={200: doc.MemoryRecordSerializer},
+    )
     def patch(self, request: Request, memory_id: str, record_id: str) -> Response:
         data = body(request, {"text", "metadata"})
         record = records.update_record(self.principal, memory_id, record_id, data)

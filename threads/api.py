@@ -7,17 +7,24 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryhub.api.base import ApiView, RunOrKeyView, body, if_match, with_etag
+from memoryhub.api.openapi import NewMemoryMount
 from memoryhub.api.pagination import Pagination
 from memoryhub.api.representations import run_json, thread_json
 from memoryhub.etags import etag_for
 from memoryhub.permissions import CanRead, CanRun, ReadOrRun
+from memoryhub.schema import ETAG, IF_MATCH, PAGE_PARAMETERS, page_of
+from threads import openapi as oa
 from threads.services import mounts, runs, threads, tool_calls
 
 
 class ThreadListView(ApiView):
     permission_classes = [ReadOrRun]
 
-    @extend_schema(summary="List threads", responses={200: dict})
+    @extend_schema(
+        summary="List threads",
+        parameters=[*oa.THREAD_FILTERS, *PAGE_PARAMETERS],
+        responses={200: page_of("ThreadPage", oa.Thread)},
+    )
     def get(self, request: Request) -> Response:
         qs = threads.list_threads(self.principal)
         for param, lookup in (
@@ -31,7 +38,12 @@ class ThreadListView(ApiView):
         page = paginator.paginate_queryset(qs, request, self)
         return paginator.get_paginated_response([thread_json(t) for t in page])
 
-    @extend_schema(summary="Create a thread", request=dict, responses={201: dict})
+    @extend_schema(
+        summary="Create a thread",
+        request=oa.ThreadCreate,
+        parameters=[ETAG],
+        responses={201: oa.Thread},
+    )
     def post(self, request: Request) -> Response:
         data = body(request, {"agent_id", "end_user", "memories"}, required={"agent_id"})
         thread = threads.create_thread(
@@ -43,7 +55,7 @@ class ThreadListView(ApiView):
 class ThreadDetailView(ApiView):
     permission_classes = [CanRead]
 
-    @extend_schema(summary="Get a thread", responses={200: dict})
+    @extend_schema(summary="Get a thread", parameters=[ETAG], responses={200: oa.Thread})
     def get(self, request: Request, thread_id: str) -> Response:
         thread = threads.get_thread(self.principal, thread_id)
         return with_etag(thread_json(thread), thread.version)
@@ -52,7 +64,12 @@ class ThreadDetailView(ApiView):
 class ThreadForkView(ApiView):
     permission_classes = [CanRun]
 
-    @extend_schema(summary="Fork a thread", request=None, responses={201: dict})
+    @extend_schema(
+        summary="Fork a thread",
+        request=oa.ThreadFork,
+        parameters=[ETAG],
+        responses={201: oa.Thread},
+    )
     def post(self, request: Request, thread_id: str) -> Response:
         data = body(request, {"memories"})
         thread = threads.fork_thread(self.principal, thread_id, data.get("memories"))
@@ -62,7 +79,12 @@ class ThreadForkView(ApiView):
 class ThreadArchiveView(ApiView):
     permission_classes = [CanRun]
 
-    @extend_schema(summary="Archive a thread", request=None, responses={200: dict})
+    @extend_schema(
+        summary="Archive a thread",
+        request=None,
+        parameters=[oa.ARCHIVE_IF_MATCH, ETAG],
+        responses={200: oa.Thread},
+    )
     def post(self, request: Request, thread_id: str) -> Response:
         body(request, set())
         thread = threads.archive_thread(
@@ -75,7 +97,13 @@ class RunAcceptView(ApiView):
     permission_classes = [CanRun]
     fields = {"input", "parent_run_id", "eval", "history_compacted", "inline"}
 
-    @extend_schema(summary="Accept a run on a thread", request=dict, responses={201: dict})
+    @extend_schema(
+        summary="Accept a run on a thread",
+        description="Freezes the thread's memory mounts for the run and answers the run with"
+        " its token (shown only here), its memory context and its memory tools.",
+        request=oa.RunAccept,
+        responses={201: oa.AcceptedRun},
+    )
     def post(self, request: Request, thread_id: str) -> Response:
         data = body(request, self.fields)
         accepted = runs.accept_run(self.principal, thread_id, **data)
@@ -92,7 +120,7 @@ class RunAcceptView(ApiView):
 class RunDetailView(RunOrKeyView):
     permission_classes = [CanRead]
 
-    @extend_schema(summary="Get a run", responses={200: dict})
+    @extend_schema(summary="Get a run", responses={200: oa.Run})
     def get(self, request: Request, run_id: str) -> Response:
         return Response(run_json(runs.get_run(self.principal, run_id)))
 
@@ -100,7 +128,7 @@ class RunDetailView(RunOrKeyView):
 class RunEndView(RunOrKeyView):
     permission_classes = [CanRead]  # a run may end itself; the service checks the rest
 
-    @extend_schema(summary="End a run", request=None, responses={200: dict})
+    @extend_schema(summary="End a run", request=None, responses={200: oa.Run})
     def post(self, request: Request, run_id: str) -> Response:
         body(request, set())
         return Response(run_json(runs.end_run(self.principal, run_id)))
@@ -116,13 +144,20 @@ def _mounts_answer(thread, status: int = 200) -> Response:
 class ThreadMountListView(ApiView):
     permission_classes = [ReadOrRun]
 
-    @extend_schema(summary="List a thread's memory mounts", responses={200: dict})
+    @extend_schema(
+        summary="List a thread's memory mounts",
+        parameters=[ETAG],
+        responses={200: oa.ThreadMounts},
+    )
     def get(self, request: Request, thread_id: str) -> Response:
         thread, _ = mounts.list_thread_mounts(self.principal, thread_id)
         return _mounts_answer(thread)
 
     @extend_schema(
-        summary="Mount a memory on a thread (If-Match)", request=dict, responses={201: dict}
+        summary="Mount a memory on a thread (If-Match)",
+        request=NewMemoryMount,
+        parameters=[IF_MATCH, ETAG],
+        responses={201: oa.ThreadMounts},
     )
     def post(self, request: Request, thread_id: str) -> Response:
         data = body(
@@ -136,14 +171,21 @@ class ThreadMountDetailView(ApiView):
     permission_classes = [ReadOrRun]
 
     @extend_schema(
-        summary="Change a mount's access or recall (If-Match)", request=dict, responses={200: dict}
+        summary="Change a mount's access or recall (If-Match)",
+        request=oa.MountChange,
+        parameters=[IF_MATCH, ETAG],
+        responses={200: oa.ThreadMounts},
     )
     def patch(self, request: Request, thread_id: str, name: str) -> Response:
         data = body(request, {"access", "recall"})
         thread = mounts.change_mount(self.principal, thread_id, name, data, if_match(request))
         return _mounts_answer(thread)
 
-    @extend_schema(summary="Remove a mount (If-Match)", responses={200: dict})
+    @extend_schema(
+        summary="Remove a mount (If-Match)",
+        parameters=[IF_MATCH, ETAG],
+        responses={200: oa.ThreadMounts},
+    )
     def delete(self, request: Request, thread_id: str, name: str) -> Response:
         thread = mounts.unmount(self.principal, thread_id, name, if_match(request))
         return _mounts_answer(thread)
@@ -153,7 +195,12 @@ class ToolCallView(RunOrKeyView):
     permission_classes = [CanRead]  # each tool checks the permission it needs
 
     @extend_schema(
-        summary="Execute one tool call of the model", request=dict, responses={200: dict}
+        summary="Execute one tool call of the model",
+        description="Answers the tool message; a failed tool answers error: <code>: <message>"
+        " as its content. The same call id again answers the first result without doing the"
+        " work twice (409 with other arguments).",
+        request=oa.RunToolCall,
+        responses={200: oa.RunToolMessage},
     )
     def post(self, request: Request, run_id: str) -> Response:
         data = body(request, {"id", "name", "arguments", "type", "function"})

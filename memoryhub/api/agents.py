@@ -6,10 +6,12 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memoryhub.api import openapi as oa
 from memoryhub.api.base import ApiView, body, if_match, with_etag
 from memoryhub.api.pagination import Pagination
 from memoryhub.api.representations import agent_json
 from memoryhub.permissions import ReadOrWrite
+from memoryhub.schema import ETAG, IF_MATCH, PAGE_PARAMETERS, page_of
 from memoryhub.services import agents
 
 AGENT_FIELDS = {"name", "memory_mounts", "toolset"}
@@ -18,13 +20,22 @@ AGENT_FIELDS = {"name", "memory_mounts", "toolset"}
 class AgentListView(ApiView):
     permission_classes = [ReadOrWrite]
 
-    @extend_schema(summary="List the workspace's agents", responses={200: dict})
+    @extend_schema(
+        summary="List the workspace's agents",
+        parameters=PAGE_PARAMETERS,
+        responses={200: page_of("AgentPage", oa.Agent)},
+    )
     def get(self, request: Request) -> Response:
         paginator = Pagination()
         page = paginator.paginate_queryset(agents.list_agents(self.principal), request, self)
         return paginator.get_paginated_response([agent_json(a) for a in page])
 
-    @extend_schema(summary="Create an agent", request=dict, responses={201: dict})
+    @extend_schema(
+        summary="Create an agent",
+        request=oa.AgentFields,
+        parameters=[ETAG],
+        responses={201: oa.Agent},
+    )
     def post(self, request: Request) -> Response:
         data = body(request, AGENT_FIELDS, required={"name"})
         agent = agents.create_agent(self.principal, data)
@@ -34,18 +45,25 @@ class AgentListView(ApiView):
 class AgentDetailView(ApiView):
     permission_classes = [ReadOrWrite]
 
-    @extend_schema(summary="Get an agent", responses={200: dict})
+    @extend_schema(summary="Get an agent", parameters=[ETAG], responses={200: oa.Agent})
     def get(self, request: Request, agent_id: str) -> Response:
         agent = agents.get_agent(self.principal, agent_id)
         return with_etag(agent_json(agent), agent.version)
 
-    @extend_schema(summary="Change an agent (If-Match)", request=dict, responses={200: dict})
+    @extend_schema(
+        summary="Change an agent (If-Match)",
+        request=oa.AgentFields,
+        parameters=[IF_MATCH, ETAG],
+        responses={200: oa.Agent},
+    )
     def patch(self, request: Request, agent_id: str) -> Response:
         data = body(request, AGENT_FIELDS)
         agent = agents.update_agent(self.principal, agent_id, data, if_match(request))
         return with_etag(agent_json(agent), agent.version)
 
-    @extend_schema(summary="Delete an agent (If-Match)", responses={204: None})
+    @extend_schema(
+        summary="Delete an agent (If-Match)", parameters=[IF_MATCH], responses={204: None}
+    )
     def delete(self, request: Request, agent_id: str) -> Response:
         agents.delete_agent(self.principal, agent_id, if_match(request))
         return Response(status=204)

@@ -6,17 +6,23 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memoryhub.api import openapi as oa
 from memoryhub.api.base import ApiView
 from memoryhub.api.pagination import Pagination
 from memoryhub.api.representations import end_user_json
 from memoryhub.permissions import ReadOrWrite
+from memoryhub.schema import PAGE_PARAMETERS, page_of
 from memoryhub.services import end_users
 
 
 class EndUserListView(ApiView):
     permission_classes = [ReadOrWrite]
 
-    @extend_schema(summary="List end users", responses={200: dict})
+    @extend_schema(
+        summary="List end users",
+        parameters=PAGE_PARAMETERS,
+        responses={200: page_of("EndUserPage", oa.EndUser)},
+    )
     def get(self, request: Request) -> Response:
         paginator = Pagination()
         page = paginator.paginate_queryset(end_users.list_end_users(self.principal), request, self)

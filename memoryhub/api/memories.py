@@ -6,12 +6,14 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memoryhub.api import openapi as oa
 from memoryhub.api.base import ApiView, body, if_match, with_etag
 from memoryhub.api.pagination import Pagination
 from memoryhub.api.representations import iso
 from memoryhub.etags import etag_for
 from memoryhub.models import Memory
 from memoryhub.permissions import ReadOrWrite
+from memoryhub.schema import ETAG, IF_MATCH, PAGE_PARAMETERS, page_of
 from memoryhub.services import memories
 
 STAT_FIELDS = ("file_count", "content_bytes", "history_bytes")
@@ -48,7 +50,11 @@ def _one(memory: Memory, status: int = 200) -> Response:
 class MemoryListView(ApiView):
     permission_classes = [ReadOrWrite]
 
-    @extend_schema(summary="List the workspace's memories", responses={200: dict})
+    @extend_schema(
+        summary="List the workspace's memories",
+        parameters=[*oa.MEMORY_FILTERS, *PAGE_PARAMETERS],
+        responses={200: page_of("CatalogMemoryPage", oa.CatalogMemory)},
+    )
     def get(self, request: Request) -> Response:
         params = request.query_params
         qs = memories.list_memories(
@@ -62,7 +68,12 @@ class MemoryListView(ApiView):
         stats = memories.stats_for(page)
         return paginator.get_paginated_response([memory_json(m, stats.get(m.id)) for m in page])
 
-    @extend_schema(summary="Create a memory", request=dict, responses={201: dict})
+    @extend_schema(
+        summary="Create a memory",
+        request=oa.MemoryCreate,
+        parameters=[ETAG],
+        responses={201: oa.CatalogMemory},
+    )
     def post(self, request: Request) -> Response:
         data = body(request, memories.create_fields(), required={"name"})
         return _one(memories.create_memory(self.principal, data), status=201)
@@ -71,17 +82,24 @@ class MemoryListView(ApiView):
 class MemoryDetailView(ApiView):
     permission_classes = [ReadOrWrite]
 
-    @extend_schema(summary="Get a memory", responses={200: dict})
+    @extend_schema(summary="Get a memory", parameters=[ETAG], responses={200: oa.CatalogMemory})
     def get(self, request: Request, memory_id: str) -> Response:
         return _one(memories.get_memory(self.principal, memory_id))
 
-    @extend_schema(summary="Change a memory (If-Match)", request=dict, responses={200: dict})
+    @extend_schema(
+        summary="Change a memory (If-Match)",
+        request=oa.MemoryChange,
+        parameters=[IF_MATCH, ETAG],
+        responses={200: oa.CatalogMemory},
+    )
     def patch(self, request: Request, memory_id: str) -> Response:
         data = body(request, memories.PATCH_FIELDS | memories.FIXED_FIELDS)
         memory = memories.update_memory(self.principal, memory_id, data, if_match(request))
         return _one(memory)
 
-    @extend_schema(summary="Delete a memory (If-Match)", responses={204: None})
+    @extend_schema(
+        summary="Delete a memory (If-Match)", parameters=[IF_MATCH], responses={204: None}
+    )
     def delete(self, request: Request, memory_id: str) -> Response:
         memories.delete_memory(self.principal, memory_id, if_match(request))
         return Response(status=204)

@@ -1,0 +1,164 @@
+"""The served OpenAPI schema documents the facts API's real wire contract."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from facts.services.writing import WRITE_FIELDS
+from tests.facts.conftest import save
+
+RUN = "/v0/memory"
+STAFF = "/api/v1/agents/{agent_id}/facts"
+_SCHEMA: dict = {}
+
+
+@pytest.fixture
+def schema(db) -> dict:
+    if not _SCHEMA:
+        response = Client().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+        assert response.status_code == 200
+        _SCHEMA.update(response.json())
+    return _SCHEMA
+
+
+def resolve(schema: dict, node: dict) -> dict:
+    """Follow a ``$ref`` (or a lone ``allOf`` around one) to the component."""
+    if "allOf" in node and len(node["allOf"]) == 1:
+        node = node["allOf"][0]
+    if "$ref" in node:
+        return schema["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]]
+    return node
+
+
+def operation(schema: dict, path: str, method: str) -> dict:
+    return schema["paths"][path][method]
+
+
+def request_body(schema: dict, path: str, method: str = "post") -> dict:
+    content = operation(schema, path, method)["requestBody"]["content"]
+    return resolve(schema, content["application/json"]["schema"])
+
+
+def answer(schema: dict, path: str, method: str, status: str = "200") -> dict:
+    content = operation(schema, path, method)["responses"][status]["content"]
+    return resolve(schema, content["application/json"]["schema"])
+
+
+def query_parameters(schema: dict, path: str, method: str = "get") -> dict:
+    parameters = operation(schema, path, method).get("parameters", [])
+    return {p["name"]: p for p in parameters if p["in"] == "query"}
+
+
+def items(schema: dict, prop: dict) -> dict:
+    assert prop["type"] == "array"
+    return resolve(schema, prop["items"])
+
+
+# -- the fact, as served --------------------------------------------------------------------
+def test_the_documented_fact_is_the_served_fact(schema, alice):
+    served = alice.get(f"{RUN}/facts/{save(alice, tags=['a'])['id']}").json()
+    fact = answer(schema, f"{RUN}/facts/{{fact_id}}", "get")
+    assert set(fact["properties"]) == set(served) == set(fact["required"])
+    source = resolve(schema, fact["properties"]["source"])
+    assert set(source["properties"]) == set(served["source"]) == set(source["required"])
+    assert resolve(schema, source["properties"]["written_by"])["enum"] == ["code", "model"]
+    assert fact["properties"]["id"]["pattern"] == "^m_[1-9][0-9]{0,17}$"
+    assert fact["properties"]["created_at"]["format"] == "date-time"
+    assert fact["properties"]["confidence"]["maximum"] == 1
+
+
+def test_search_hits_are_facts_with_a_nullable_score(schema, alice):
+    save(alice, text="the sole director")
+    served = alice.post(f"{RUN}/search", {"query": "direct"}).json()
+    results = answer(schema, f"{RUN}/search", "post")
+    assert set(results["properties"]) == set(served) == {"facts"}
+    hit = items(schema, results["properties"]["facts"])
+    assert set(hit["properties"]) == set(served["facts"][0])
+    assert hit["properties"]["score"]["nullable"] is True
+
+
+def test_list_pages_and_versions_share_the_fact_shape(schema, alice):
+    fact_id = save(alice)["id"]
+    served = alice.get(f"{RUN}/facts").json()
+    fact = answer(schema, f"{RUN}/facts/{{fact_id}}", "get")
+    assert answer(schema, f"{STAFF}/{{fact_id}}", "get") == fact
+    for path in (f"{RUN}/facts", STAFF):
+        page = answer(schema, path, "get")
+        assert set(page["properties"]) == set(served) == {"facts", "next"}
+        assert page["properties"]["next"]["nullable"] is True
+        assert items(schema, page["properties"]["facts"]) == fact
+    served = alice.get(f"{RUN}/facts/{fact_id}/versions").json()
+    for path in (f"{RUN}/facts/{{fact_id}}/versions", f"{STAFF}/{{fact_id}}/versions"):
+        versions = answer(schema, path, "get")
+        assert set(versions["properties"]) == set(served) == {"versions"}
+        assert items(schema, versions["properties"]["versions"]) == fact
+        assert set(fact["properties"]) == set(served["versions"][0])
+
+
+# -- requests -------------------------------------------------------------------------------
+def test_saving_a_fact_documents_every_field_and_both_answers(schema):
+    body = request_body(schema, f"{RUN}/facts")
+    props = body["properties"]
+    assert set(props) == WRITE_FIELDS
+    assert sorted(body["required"]) == ["path", "text"]
+    assert (props["text"]["minLength"], props["text"]["maxLength"]) == (1, 4000)
+    assert props["path"]["maxLength"] == 300
+    assert props["tags"]["maxItems"] == 20
+    assert props["tags"]["items"]["pattern"] == "^[A-Za-z0-9._:-]{1,50}$"
+    assert (props["confidence"]["minimum"], props["confidence"]["maximum"]) == (0, 1)
+    assert props["key"]["pattern"] == "^[A-Za-z0-9._:-]{1,200}$"
+    assert props["replaces"]["pattern"] == "^m_[1-9][0-9]{0,17}$"
+    assert props["written_by"]["default"] == "code"
+    fact = answer(schema, f"{RUN}/facts/{{fact_id}}", "get")
+    assert answer(schema, f"{RUN}/facts", "post", "201") == fact
+    assert answer(schema, f"{RUN}/facts", "post", "200") == fact
+
+
+def test_search_bodies_and_parameters(schema):
+    for path in (f"{RUN}/search", f"{STAFF}/search"):
+        body = request_body(schema, path)
+        assert set(body["properties"]) == {"query", "path", "tags", "k"}
+        assert "required" not in body  # an empty body searches for the newest
+        k = body["properties"]["k"]
+        assert (k["minimum"], k["maximum"], k["default"]) == (1, 50, 5)
+    staff_get = query_parameters(schema, f"{STAFF}/search")
+    assert set(staff_get) == {"query", "path", "tags", "k"}
+    assert staff_get["k"]["schema"]["maximum"] == 50
+
+
+@pytest.mark.parametrize("path", [f"{RUN}/facts", STAFF])
+def test_listing_documents_its_query_parameters(schema, path):
+    parameters = query_parameters(schema, path)
+    assert set(parameters) == {"path", "tags", "limit", "before"}
+    limit = parameters["limit"]["schema"]
+    assert (limit["minimum"], limit["maximum"], limit["default"]) == (1, 200, 50)
+    assert parameters["before"]["schema"]["pattern"] == "^m_[1-9][0-9]{0,17}$"
+    assert not any(p.get("required") for p in parameters.values())
+
+
+def test_context_tools_and_tool_calls(schema):
+    context = request_body(schema, f"{RUN}/context")
+    paths = context["properties"]["paths"]
+    assert (paths["minItems"], paths["maxItems"], paths["nullable"]) == (1, 20, True)
+    assert context["properties"]["k"]["default"] == 8
+    assert answer(schema, f"{RUN}/context", "post")["required"] == ["context"]
+
+    assert query_parameters(schema, f"{RUN}/tools")["paths"]["schema"]["type"] == "array"
+    definitions = answer(schema, f"{RUN}/tools", "get")["properties"]["definitions"]
+    function = resolve(schema, items(schema, definitions)["properties"]["function"])
+    assert set(function["required"]) == {"name", "description", "parameters"}
+
+    call = request_body(schema, f"{RUN}/tools/call")
+    assert call["required"] == ["tool_call"]
+    envelope = resolve(schema, call["properties"]["tool_call"])
+    assert set(envelope["required"]) == {"id", "function"}
+    assert envelope["properties"]["id"]["maxLength"] == 200
+    message = answer(schema, f"{RUN}/tools/call", "post")
+    assert set(message["required"]) == {"role", "tool_call_id", "content"}
+
+
+def test_deletes_answer_204_without_a_body(schema):
+    for path in (f"{RUN}/facts/{{fact_id}}", f"{STAFF}/{{fact_id}}"):
+        responses = operation(schema, path, "delete")["responses"]
+        assert list(responses) == ["204"] and "content" not in responses["204"]
