@@ -13,9 +13,10 @@ from rest_framework import serializers
 from facts import context, paths, tools, validation
 from facts.models import WrittenBy
 
-FACT_ID = r"^m_[1-9][0-9]{0,17}$"
-TAG = r"^[A-Za-z0-9._:-]{1,50}$"
-KEY = r"^[A-Za-z0-9._:-]{1,200}$"
+# The validators' own patterns, anchored as OpenAPI patterns are read.
+FACT_ID = f"^{validation.FACT_ID_RE.pattern}$"
+TAG = f"^{validation.TAG_RE.pattern}$"
+KEY = f"^{validation.KEY_RE.pattern}$"
 PATH_HELP = (
     "A folder: '/'-separated segments of 1-100 letters, digits and . _ : @ - { }, at most "
     f"{paths.MAX_PATH_CHARS} characters; '' or '/' is the root. users/{{user}}/ is the run's "
