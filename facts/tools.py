@@ -23,9 +23,7 @@ from facts.services.writing import delete_fact, write_fact
 from memoryhub.errors import ApiError
 from memoryhub.models import Permission
 from memoryhub.principals import Principal
-from memoryhub.tools import parse_arguments
-
-MAX_TOOL_CALL_ID = 200
+from memoryhub.tools import MAX_TOOL_CALL_ID, parse_arguments
 
 
 class Toolbox:

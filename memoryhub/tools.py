@@ -21,6 +21,7 @@ RECORD_TOOL_KEYS = [
 TOOL_KEYS = FILE_TOOL_KEYS + RECORD_TOOL_KEYS
 
 MOUNT_NAME_PATTERN = r"^[a-z][a-z0-9-]{0,62}$"  # matched with re.fullmatch
+MAX_TOOL_CALL_ID = 200  # characters of an OpenAI tool call id
 
 
 def tool_name(key: str) -> str:

@@ -11,12 +11,16 @@ from rest_framework import serializers
 
 from memoryhub.models import MemoryProvider
 from memoryhub.schema import named_enum
+from memoryhub.services.common import NAME_MAX_CHARS
 from records.backends import DEFAULT_BASE_URL
-from records.services.providers import MAX_TIMEOUT
-from records.services.records import DEFAULT_K, DEFAULT_LIST_LIMIT, MAX_K, MAX_LIST_LIMIT
-
-MAX_LIST_OFFSET = 1_000_000  # what records.services.records.list_records accepts
-
+from records.services.providers import MAX_BASE_URL_CHARS, MAX_CREDENTIAL_CHARS, MAX_TIMEOUT
+from records.services.records import (
+    DEFAULT_K,
+    DEFAULT_LIST_LIMIT,
+    MAX_K,
+    MAX_LIST_LIMIT,
+    MAX_LIST_OFFSET,
+)
 
 MemoryProviderType = named_enum("MemoryProviderType", MemoryProvider.Type.values)
 
@@ -29,7 +33,7 @@ class MemoryProviderConfigSerializer(serializers.Serializer):
 
     base_url = serializers.CharField(
         required=False,
-        max_length=2000,
+        max_length=MAX_BASE_URL_CHARS,
         help_text=f"The backend's address: required for mem0_oss; mem0_platform defaults to "
         f"{DEFAULT_BASE_URL}. Always present in answers.",
     )
@@ -51,13 +55,13 @@ class MemoryProviderCredentialSerializer(serializers.Serializer):
     api_key = serializers.CharField(
         required=False,
         min_length=1,
-        max_length=1000,
+        max_length=MAX_CREDENTIAL_CHARS,
         help_text="Required for mem0_platform; for mem0_oss it is sent as X-API-Key.",
     )
     admin_api_key = serializers.CharField(
         required=False,
         min_length=1,
-        max_length=1000,
+        max_length=MAX_CREDENTIAL_CHARS,
         help_text="mem0_oss only: the server's admin key, which purging a deleted memory needs.",
     )
 
@@ -80,7 +84,9 @@ class MemoryProviderCreateSerializer(serializers.Serializer):
     """The body of POST /memory-providers."""
 
     type = MemoryProviderType(help_text="The backend; it never changes.")
-    name = serializers.CharField(max_length=200, help_text="1-200 characters, not only spaces.")
+    name = serializers.CharField(
+        max_length=NAME_MAX_CHARS, help_text=f"1-{NAME_MAX_CHARS} characters, not only spaces."
+    )
     config = MemoryProviderConfigSerializer(required=False, allow_null=True)
     credential = MemoryProviderCredentialSerializer(
         required=False, allow_null=True, help_text="Optional for mem0_oss."
@@ -91,7 +97,9 @@ class MemoryProviderCreateSerializer(serializers.Serializer):
 class MemoryProviderChangeSerializer(serializers.Serializer):
     """The body of PATCH /memory-providers/{id}: the fields to change (type never changes)."""
 
-    name = serializers.CharField(max_length=200, help_text="1-200 characters, not only spaces.")
+    name = serializers.CharField(
+        max_length=NAME_MAX_CHARS, help_text=f"1-{NAME_MAX_CHARS} characters, not only spaces."
+    )
     config = MemoryProviderConfigSerializer(allow_null=True, help_text="Replaces the whole config.")
     credential = MemoryProviderCredentialSerializer(
         allow_null=True, help_text="Replaces the stored credential; null removes it (mem0_oss)."

@@ -9,7 +9,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema_field
 from rest_framework import serializers
 
 from memoryhub import models
-from memoryhub.api.openapi import MemoryKind, MemoryMount, MountAccess, NewMemoryMount, named_enum
+from memoryhub.api.openapi import MemoryKind, MemoryMount, MountAccess, NewMemoryMount
+from memoryhub.schema import named_enum
+from memoryhub.tools import MAX_TOOL_CALL_ID
 
 ThreadStatus = named_enum("ThreadStatus", models.Thread.Status.values)
 RunStatus = named_enum("RunStatus", models.Run.Status.values)
@@ -161,7 +163,10 @@ class RunToolCallFunction(serializers.Serializer):
 class RunToolCall(serializers.Serializer):
     """``{id, name, arguments}``, or an OpenAI tool call ``{id, type, function}``."""
 
-    id = serializers.CharField(max_length=200, help_text="The tool call's id, 1-200 characters.")
+    id = serializers.CharField(
+        max_length=MAX_TOOL_CALL_ID,
+        help_text=f"The tool call's id, 1-{MAX_TOOL_CALL_ID} characters.",
+    )
     name = serializers.CharField(required=False, help_text="The tool name (flat form).")
     arguments = ToolArguments(required=False)
     type = serializers.CharField(required=False, help_text='"function" (OpenAI form, ignored).')

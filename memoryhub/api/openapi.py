@@ -11,6 +11,7 @@ from rest_framework import serializers
 from memoryhub.models import Memory, MemoryProvider
 from memoryhub.schema import named_enum
 from memoryhub.services import memories
+from memoryhub.services.common import NAME_MAX_CHARS
 from memoryhub.tools import MOUNT_NAME_PATTERN, TOOL_KEYS
 
 MEMORY_TYPES = ("postgres", *MemoryProvider.Type.values)
@@ -67,7 +68,9 @@ class AgentToolset(serializers.Serializer):
 class AgentFields(serializers.Serializer):
     """The fields an agent is created or changed with."""
 
-    name = serializers.CharField(max_length=200, help_text="1-200 characters, stripped.")
+    name = serializers.CharField(
+        max_length=NAME_MAX_CHARS, help_text=f"1-{NAME_MAX_CHARS} characters, stripped."
+    )
     memory_mounts = NewMemoryMount(
         many=True,
         required=False,
@@ -105,7 +108,9 @@ class EndUser(serializers.Serializer):
 class MemoryChange(serializers.Serializer):
     """The fields a memory's PATCH may change (type, provider_id and namespace never change)."""
 
-    name = serializers.CharField(max_length=200, help_text="1-200 characters, stripped.")
+    name = serializers.CharField(
+        max_length=NAME_MAX_CHARS, help_text=f"1-{NAME_MAX_CHARS} characters, stripped."
+    )
     description = serializers.CharField(
         max_length=memories.MAX_DESCRIPTION_CHARS, allow_blank=True, required=False
     )

@@ -42,7 +42,10 @@ def bump_version(obj: models.Model, if_match: str | None, **fields: Any) -> None
     obj.refresh_from_db()
 
 
-def validate_name(value: Any, field: str = "name", max_chars: int = 200) -> str:
+NAME_MAX_CHARS = 200
+
+
+def validate_name(value: Any, field: str = "name", max_chars: int = NAME_MAX_CHARS) -> str:
     """A display name: 1 to ``max_chars`` characters, not only spaces; returned stripped."""
     if not isinstance(value, str) or not value.strip() or len(value) > max_chars:
         raise ApiError(422, f"{field} is 1-{max_chars} characters")

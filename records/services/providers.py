@@ -29,6 +29,8 @@ CREDENTIAL_FIELDS = {
     "mem0_oss": {"api_key", "admin_api_key"},
 }
 MAX_TIMEOUT = 120.0
+MAX_BASE_URL_CHARS = 2000
+MAX_CREDENTIAL_CHARS = 1000
 
 
 # Underscores too: container networks name services like ``mem0_api``.
@@ -57,7 +59,7 @@ def _base_url(provider_type: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ApiError(422, f"config.base_url is required for {provider_type}")
     url = value.strip().rstrip("/")
-    if len(url) > 2000 or any(c.isspace() for c in url):
+    if len(url) > MAX_BASE_URL_CHARS or any(c.isspace() for c in url):
         raise ApiError(422, "config.base_url must be a URL without spaces")
     try:
         parts = urlsplit(url)
@@ -110,8 +112,10 @@ def validate_credential(provider_type: str, value: Any) -> dict | None:
     if unknown:
         raise ApiError(422, f"credential: unknown fields {', '.join(unknown)}")
     for key, secret in value.items():
-        if not isinstance(secret, str) or not secret.strip() or len(secret) > 1000:
-            raise ApiError(422, f"credential.{key} is a string of 1-1000 characters")
+        if not isinstance(secret, str) or not secret.strip() or len(secret) > MAX_CREDENTIAL_CHARS:
+            raise ApiError(
+                422, f"credential.{key} is a string of 1-{MAX_CREDENTIAL_CHARS} characters"
+            )
         if any(c.isspace() or not c.isprintable() for c in secret.strip()):
             raise ApiError(422, f"credential.{key} may not hold spaces or control characters")
     if provider_type == "mem0_platform" and "api_key" not in value:

@@ -22,6 +22,7 @@ T = TypeVar("T")
 
 MAX_K = 100
 MAX_LIST_LIMIT = 200
+MAX_LIST_OFFSET = 1_000_000
 DEFAULT_LIST_LIMIT = 50
 DEFAULT_K = 10
 
@@ -113,7 +114,9 @@ def list_records(
     principal.require(Permission.READ)
     limit = DEFAULT_LIST_LIMIT if limit is None else limit
     limit = validate_int(limit, "limit", 1, MAX_LIST_LIMIT, from_text=True)
-    offset = validate_int(0 if offset is None else offset, "offset", 0, 1_000_000, from_text=True)
+    offset = validate_int(
+        0 if offset is None else offset, "offset", 0, MAX_LIST_OFFSET, from_text=True
+    )
     target = get_record_memory(principal, memory)
     return _call(target, lambda b: b.list(target.namespace, limit=limit, offset=offset))
 

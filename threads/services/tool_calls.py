@@ -19,7 +19,7 @@ from memoryhub.errors import ApiError
 from memoryhub.models import Permission, Run
 from memoryhub.principals import Principal
 from memoryhub.services.common import get_in_workspace
-from memoryhub.tools import FILE_TOOL_KEYS, RECORD_TOOL_KEYS, parse_arguments
+from memoryhub.tools import FILE_TOOL_KEYS, MAX_TOOL_CALL_ID, RECORD_TOOL_KEYS, parse_arguments
 from records.tools import execute_record_tool
 from threads.models import RunMount, ToolCall
 from threads.services.toolset import disabled_tools, tool_allowed
@@ -112,8 +112,8 @@ def execute_tool_call(
 ) -> dict:
     """Run one tool call of the model and answer the tool message."""
     principal.require(Permission.READ)
-    if not isinstance(call_id, str) or not 1 <= len(call_id) <= 200:
-        raise ApiError(422, "id must be the tool call's id (1-200 characters)")
+    if not isinstance(call_id, str) or not 1 <= len(call_id) <= MAX_TOOL_CALL_ID:
+        raise ApiError(422, f"id must be the tool call's id (1-{MAX_TOOL_CALL_ID} characters)")
     if not isinstance(name, str):
         raise ApiError(422, "name must be a tool name")
     arguments = parse_arguments(arguments)
