@@ -227,7 +227,7 @@ class AuditEvent(models.Model):
     principal_id = models.CharField(max_length=64)
     action = models.CharField(max_length=64)
     object_type = models.CharField(max_length=32)
-    object_id = models.CharField(max_length=400)
+    object_id = models.CharField(max_length=1200)  # a memory id and a 1024-byte file path
     details = models.JSONField(default=dict, blank=True)
     request_id = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)

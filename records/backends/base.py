@@ -12,7 +12,6 @@ Every failure becomes an :class:`~memoryhub.errors.ApiError`:
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,6 +22,7 @@ from urllib3.exceptions import NewConnectionError
 
 from memoryhub import outbound
 from memoryhub.errors import ApiError
+from memoryhub.parsers import parse_json_bytes
 
 DEFAULT_CONNECT_TIMEOUT = 5.0
 DEFAULT_READ_TIMEOUT = 30.0
@@ -75,17 +75,26 @@ def canonical_record_id(record_id: object) -> str | None:
         return None
 
 
+def _score(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # an integer too large for a float
+        return None
+
+
 def _timestamp(value: Any) -> str | None:
     """An ISO 8601 timestamp in UTC with a Z, whatever offset the backend used."""
     if not isinstance(value, str) or not value:
         return None
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    except (ValueError, OverflowError):  # OverflowError: out of range once in UTC
         return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 class AnswerTooLarge(Exception):
@@ -296,8 +305,10 @@ class RecordBackend:
         if status in (204, 205) or not content:
             return Answer(status, None)
         try:
-            data = json.loads(content)
-        except ValueError:
+            # The request parser's rules: no NaN/Infinity, numbers in range, no nesting too
+            # deep to handle, no NUL or lone surrogates (which no answer could carry on).
+            data = parse_json_bytes(content)
+        except ApiError:
             if write and status < 300:
                 raise self.unconfirmed() from None
             if status < 300:
@@ -325,7 +336,7 @@ class RecordBackend:
             metadata=metadata if isinstance(metadata, dict) else {},
             created_at=_timestamp(item.get("created_at")),
             updated_at=_timestamp(item.get("updated_at") or item.get("created_at")),
-            score=float(score) if isinstance(score, int | float) else None,
+            score=_score(score),
             namespace=item.get("user_id") if isinstance(item.get("user_id"), str) else None,
         )
 

@@ -51,12 +51,31 @@ def validate_text(value: Any, field: str = "text") -> str:
     return value
 
 
+# Deeper metadata than this cannot be sent to mem0 (or read back) without hitting Python's
+# recursion limit in the JSON encoder; real metadata is a few levels deep.
+METADATA_MAX_DEPTH = 32
+
+
 def validate_metadata(value: Any) -> dict:
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise ApiError(422, "metadata must be an object")
+    if _depth(value) > METADATA_MAX_DEPTH:
+        raise ApiError(422, f"metadata is nested more than {METADATA_MAX_DEPTH} levels deep")
     return value
+
+
+def _depth(value: Any) -> int:
+    """Levels of objects and arrays (without recursion, whatever the depth)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 _DIGITS = re.compile(r"[0-9]{1,9}")

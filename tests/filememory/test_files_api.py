@@ -243,3 +243,12 @@ def test_deleting_the_memory_removes_files_and_history(owner, runner, memory):
     assert not File.objects.exists() and not Revision.objects.exists()
     assert runner.get(files_url(memory, "a.md")).status_code == 404
     assert put(runner, memory, "b.md", "x").status_code == 404
+
+
+def test_a_path_of_the_full_1024_bytes_is_written_audited_and_purged(runner, owner, memory):
+    path = "/".join(["p" * 200] * 5) + "/" + "q" * 19  # 1024 bytes
+    assert len(path.encode()) == 1024
+    assert put(runner, memory, path, "x").status_code == 201
+    assert runner.get(f"/api/v1/memories/{memory.id}/files/{path}").json()["content"] == "x"
+    purged = owner.delete(f"/api/v1/memories/{memory.id}/revisions?path={path}")
+    assert purged.status_code == 200, purged.content

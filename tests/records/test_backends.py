@@ -352,3 +352,37 @@ def test_an_answer_over_the_size_cap_is_refused(pair, monkeypatch):
     monkeypatch.setattr(base, "MAX_ANSWER_BYTES", 300)
     _fails(lambda: backend.list(NS, limit=50, offset=0), 503, dependency=_dependency(backend))
     _fails(lambda: backend.add(NS, "x" * 400, {}), 409, reason="write_unconfirmed")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"[" * 5000 + b"]" * 5000,  # deeper than Python's JSON decoder can go
+        b'{"results": [{"id": "a", "memory": "x", "score": NaN}]}',
+        b'{"results": [{"id": "a", "memory": "x", "metadata": {"n": 1e400}}]}',
+        b'{"results": [{"id": "a", "memory": "a\\ud800b"}]}',
+    ],
+)
+def test_an_answer_no_json_reader_could_carry_on_is_unavailable(pair, content):
+    backend, _server = pair
+    _fails(lambda: backend._answer(200, content, False), 503, dependency=_dependency(backend))
+    _fails(lambda: backend._answer(200, content, True), 409, reason="write_unconfirmed")
+
+
+def test_out_of_range_scores_and_dates_are_left_out_not_fatal(pair):
+    backend, _server = pair
+    record = backend.record_of(
+        {
+            "id": "a",
+            "memory": "x",
+            "score": 10**400,
+            "created_at": "0001-01-01T00:00:00+05:00",
+            "updated_at": "9999-12-31T23:59:59-05:00",
+        }
+    )
+    assert (record.text, record.score, record.created_at, record.updated_at) == (
+        "x",
+        None,
+        None,
+        None,
+    )

@@ -237,3 +237,14 @@ def test_reads_are_not_audited(reader, runner, memory):
     reader.get(url(memory))
     reader.post(url(memory, "/search"), {"query": "x"})
     assert AuditEvent.objects.count() == before
+
+
+def test_metadata_nested_too_deep_is_422_and_writes_nothing(runner, memory):
+    deep: object = "x"
+    for _ in range(33):
+        deep = [deep]
+    response = runner.post(url(memory), {"text": "deep", "metadata": {"m": deep}})
+    assert response.status_code == 422, response.content
+    assert "nested" in error_of(response)["message"]
+    assert runner.get(url(memory)).json()["count"] == 0
+    assert add(runner, memory, metadata={"m": [[["fine"]]]})["metadata"] == {"m": [[["fine"]]]}
