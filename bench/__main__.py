@@ -18,6 +18,8 @@ import django
 
 def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
+    # Benchmarks make and drop their own databases: development defaults, no SECRET_KEY needed.
+    os.environ.setdefault("MEMORYHUB_ENV", "development")
     django.setup()
     out = Path(os.environ.get("BENCH_OUT", "bench/results.json"))
     only = sys.argv[1:]

@@ -36,7 +36,7 @@ from bench import bench_facts, common
 DATABASE = "mh_bench_search"
 TABLE_FACTS = int(os.environ.get("BENCH_SEARCH_FACTS", "1000000"))
 BIG, SMALL, AGENTS = 100_000, 10_000, 51
-QUERIES, BASELINE_QUERIES, SMALL_QUERIES = 200, 40, 100
+QUERIES, BASELINE_QUERIES, SMALL_QUERIES = 500, 40, 200
 SEED = 7
 KEYED_INDEX = "fact_memory_terms_gin"
 CLASSES = ("1_word", "2_words", "4_words", "two_letter_prefix", "2_rare_words")

@@ -50,6 +50,8 @@ def _valid_host(netloc: str, host: str) -> bool:
     except UnicodeError:
         return False
     labels = ascii_host.split(".")
+    if labels[-1].isdigit():  # "1.2.3.4.5", "999.1.1.1": no top-level domain is numeric
+        return False
     return 0 < len(ascii_host) <= 253 and all(_HOST_LABEL.fullmatch(x) for x in labels)
 
 
@@ -66,7 +68,7 @@ def _base_url(provider_type: str, value: Any) -> str:
         parts.port  # noqa: B018 - raises on a malformed port
     except ValueError:
         raise ApiError(422, "config.base_url is not a valid URL (its host or port)") from None
-    if parts.username or parts.password or parts.query or parts.fragment:
+    if parts.username or parts.password or "?" in url or "#" in url:
         raise ApiError(422, "config.base_url may not hold credentials, a query or a fragment")
     if not _valid_host(parts.netloc, parts.hostname or ""):
         raise ApiError(422, "config.base_url needs a host name or an IP address")
