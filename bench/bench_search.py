@@ -4,7 +4,8 @@ The workload, generated from a seed and loaded with COPY: a table of ``BENCH_SEA
 facts (1,000,000 by default) of 51 agents, one of them with 100,000 facts and one with
 10,000; text drawn from 10,000 words with Zipf exponent 1.0, 6-25 words a fact. Queries
 come from the same distribution: 1, 2 and 4 words, a two-letter prefix, and two rare words
-(uniform over the vocabulary).
+(uniform over the vocabulary). Then a run of one end user in a memory of 100,000 facts,
+98% of them in 1,000 users' private folders.
 
 For each query class: p50/p95/p99 over HTTP (a real gunicorn), the same search in process
 (``facts.search.ranked``: its SQL and planning, no HTTP), and the naive ``ts_rank``
@@ -37,8 +38,10 @@ DATABASE = "mh_bench_search"
 TABLE_FACTS = int(os.environ.get("BENCH_SEARCH_FACTS", "1000000"))
 BIG, SMALL, AGENTS = 100_000, 10_000, 51
 QUERIES, BASELINE_QUERIES, SMALL_QUERIES = 500, 40, 200
+PRIVATE_FACTS, PRIVATE_QUERIES = 100_000, 200
 SEED = 7
-KEYED_INDEX = "fact_memory_terms_gin"
+# The indexes issue 7 added: writes are timed without them first, then with them.
+LATER_INDEXES = ("fact_memory_terms_gin", "fact_owner_newest")
 CLASSES = ("1_word", "2_words", "4_words", "two_letter_prefix", "2_rare_words")
 _COLUMNS = ("workspace_id, agent_id, scope, path, text, tags, confidence, version, run_id, "
             "written_by, created_at, updated_at, search_text")  # fmt: skip
@@ -61,20 +64,21 @@ def _owners(rng: random.Random, agents: list) -> list:
     return owners
 
 
-def load(agents: list, run_id: str, rng: random.Random, words: list[str]) -> tuple[float, str]:
+def load(agents: list, run_id: str, rng: random.Random, words: list[str]) -> tuple[float, list]:
     """COPY the workload as issue 3 left the schema: no term statistics (their triggers
-    off) and no ``fact_memory_terms_gin``, which ``add_term_statistics`` adds later."""
+    off) and none of ``LATER_INDEXES``, which ``add_term_statistics`` adds later."""
     from facts.search import fold
 
     started = time.perf_counter()
     cumulative, base = _zipf(words), datetime(2026, 1, 1, tzinfo=UTC)
     owners = _owners(rng, agents)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT indexdef FROM pg_indexes WHERE tablename = 'facts_fact' "
-                       "AND indexdef LIKE '%USING gin%'")  # fmt: skip
-        gin_indexes = [row[0] for row in cursor.fetchall()]
-        for definition in gin_indexes:
-            cursor.execute(f"DROP INDEX {definition.split()[2]}")
+        cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'facts_fact' "
+                       "AND (indexdef LIKE '%%USING gin%%' OR indexname = ANY(%s))",
+                       [list(LATER_INDEXES)])  # fmt: skip
+        dropped = cursor.fetchall()
+        for name, _ in dropped:
+            cursor.execute(f"DROP INDEX {name}")
         cursor.execute("SET session_replication_role = replica")  # no triggers while loading
         for start in range(0, len(owners), 100_000):
             buffer = io.StringIO()
@@ -89,8 +93,8 @@ def load(agents: list, run_id: str, rng: random.Random, words: list[str]) -> tup
         cursor.execute("SET session_replication_role = origin")
         cursor.execute("ALTER TABLE facts_fact DISABLE TRIGGER USER")
         cursor.execute("SET maintenance_work_mem = '512MB'")
-        for definition in gin_indexes:
-            if KEYED_INDEX not in definition:
+        for name, definition in dropped:
+            if name not in LATER_INDEXES:
                 cursor.execute(definition)
         cursor.execute(
             "INSERT INTO facts_factquota (workspace_id, agent_id, scope, count) "
@@ -99,18 +103,20 @@ def load(agents: list, run_id: str, rng: random.Random, words: list[str]) -> tup
         )
         cursor.execute("VACUUM ANALYZE facts_fact")
         cursor.execute("CHECKPOINT")
-    keyed = next(d for d in gin_indexes if KEYED_INDEX in d)
-    return time.perf_counter() - started, keyed
+    later = [definition for name, definition in dropped if name in LATER_INDEXES]
+    return time.perf_counter() - started, later
 
 
-def add_term_statistics(keyed_index: str) -> float:
-    """What migration 0004 does: the keyed GIN index, the counts, the triggers on."""
+def add_term_statistics(later_indexes: list[str]) -> float:
+    """What issue 7's migrations do: the keyed GIN index, the per-owner newest-first index,
+    the counts, the triggers on."""
     from facts import terms
 
     started = time.perf_counter()
     with connection.cursor() as cursor:
         cursor.execute("SET maintenance_work_mem = '512MB'")
-        cursor.execute(keyed_index)
+        for definition in later_indexes:
+            cursor.execute(definition)
         cursor.execute(terms.RECOUNT_SQL)
         cursor.execute("ALTER TABLE facts_fact ENABLE TRIGGER USER")
         cursor.execute("VACUUM ANALYZE facts_fact")
@@ -161,7 +167,7 @@ def _in_process(scope) -> Callable[[str], object]:
     from facts.scope import under
 
     facts = under(scope.facts(), [Folder("", None, False)])
-    return lambda query: search.ranked(facts, query, 5)
+    return lambda query: search.ranked(facts, query, 5, scope.statistics_owners())
 
 
 def measure_queries(base: str, big: tuple, small: tuple, rng: random.Random, words) -> dict:
@@ -191,12 +197,62 @@ def measure_queries(base: str, big: tuple, small: tuple, rng: random.Random, wor
     return figures
 
 
-def measure_writes(base: str, tokens: list[str], keyed_index: str) -> tuple[dict, float]:
+def load_private(agent, me: str, run_id: str, rng: random.Random, words: list[str]) -> None:
+    """PRIVATE_FACTS facts of one agent, all but 2% in the folders of 1,000 end users (``me``
+    the first of them); COPY with the statistics' triggers on, as writes keep them."""
+    from facts.search import fold
+
+    cumulative, base = _zipf(words), datetime(2026, 1, 1, tzinfo=UTC)
+    buffer = io.StringIO()
+    for n in range(PRIVATE_FACTS):
+        user = rng.randrange(1000) if rng.random() >= 0.02 else None
+        owner = r"\N" if user is None else me if user == 0 else f"usr_bench{user}"
+        path = "notes/" if user is None else f"users/u{user}/notes/"
+        moment = (base + timedelta(seconds=n)).isoformat()
+        text = " ".join(rng.choices(words, cum_weights=cumulative, k=rng.randint(6, 25)))
+        row = (agent.workspace_id, agent.id, "", owner, path, text, "{bench}", "1", "1", run_id,
+               "code", moment, moment, fold(text))  # fmt: skip
+        buffer.write("\t".join(row) + "\n")
+    with connection.cursor() as cursor:
+        columns = _COLUMNS.replace("scope, path", "scope, owner_id, path")
+        with cursor.copy(f"COPY facts_fact ({columns}) FROM STDIN") as copy:
+            copy.write(buffer.getvalue())
+        cursor.execute("ANALYZE facts_fact")
+        cursor.execute("ANALYZE facts_factterm")
+
+
+def measure_private(base: str, workspace, rng: random.Random, words: list[str]) -> dict:
+    """A run of one end user in a memory that is mostly other users' folders: it sees the
+    2% shared facts and its own ~100; the search should cost what that share does."""
+    from facts.scope import for_run
+    from memoryhub.principals import Principal
+    from memoryhub.services.agents import create_agent
+    from threads.services.runs import accept_run
+    from threads.services.threads import create_thread
+
+    principal = Principal.system(workspace)
+    agent = create_agent(principal, {"name": "one of 1,000 users"})
+    accepted = accept_run(principal, create_thread(principal, agent.id, end_user="u0").id)
+    load_private(agent, accepted.run.thread.end_user_id, accepted.run.id, rng, words)
+    scope = for_run(Principal.for_run(accepted.run))
+    figures = {}
+    for name, queries in query_sets(rng, words, PRIVATE_QUERIES).items():
+        http = _timed(_http(base, accepted.token), queries)
+        in_process = _timed(_in_process(scope), queries)
+        naive = _timed(lambda q: bench_facts.ts_rank_seconds(scope, q),
+                       queries[:BASELINE_QUERIES])  # fmt: skip
+        figures[name] = {"http": http, "in_process": in_process, "baseline_ts_rank_sql": naive}
+        print(f"  one user of 1,000, {name}: HTTP {http} | in process {in_process} | "
+              f"ts_rank SQL {naive}", flush=True)  # fmt: skip
+    return figures
+
+
+def measure_writes(base: str, tokens: list[str], later_indexes: list[str]) -> tuple[dict, float]:
     """Writes/s as issue 3 left them, then with the term statistics kept (same server,
     same table); and how long adding the statistics to the loaded table took."""
     bench_facts.measure_writes(base, tokens)  # warm-up: fresh workers, cold caches
     before = bench_facts.measure_writes(base, tokens)
-    migration_seconds = add_term_statistics(keyed_index)
+    migration_seconds = add_term_statistics(later_indexes)
     bench_facts.measure_writes(base, tokens)  # warm-up again: the DDL reset cached plans
     after = bench_facts.measure_writes(base, tokens)
     slowdown = {
@@ -252,20 +308,21 @@ def on_server(label: str, host: str, port: str) -> dict:
             cursor.execute("SHOW server_version")
             version = cursor.fetchone()[0]
         agents, run, token, small_run, writers = _agents(AGENTS)
-        load_seconds, keyed_index = load(agents, run.id, rng, words)
+        load_seconds, later_indexes = load(agents, run.id, rng, words)
         print(f"{label} (PostgreSQL {version}): loaded {TABLE_FACTS} facts in "
               f"{load_seconds:.0f}s", flush=True)  # fmt: skip
         big = (for_run(Principal.for_run(run)), token)
         small = (for_run(Principal.for_run(small_run.run)), small_run.token)
         connections.close_all()
         with bench_facts.server(database_url) as base:
-            writes, migration_seconds = measure_writes(base, writers, keyed_index)
+            writes, migration_seconds = measure_writes(base, writers, later_indexes)
             print(f"  writes: {writes}", flush=True)
             queries = measure_queries(base, big, small, rng, words)
+            private = measure_private(base, agents[0].workspace, rng, words)
     return {"server_version": version, "table_facts": TABLE_FACTS, "agents": AGENTS,
             "load_seconds": round(load_seconds, 1),
             "term_statistics_migration_seconds": round(migration_seconds, 1),
-            "queries": queries, "writes": writes,
+            "queries": queries, "one_user_of_1000": private, "writes": writes,
             "seconds": round(time.perf_counter() - started, 1)}  # fmt: skip
 
 

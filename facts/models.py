@@ -62,6 +62,12 @@ class Fact(models.Model):
         indexes = [
             GinIndex(fields=["search_vector"], name="fact_search_gin"),
             models.Index(fields=["agent", "scope", "-updated_at", "-id"], name="fact_agent_newest"),
+            # A run's newest-first search reads the shared facts and its own folder as two
+            # ranges of this, never through other users' folders (facts.topk).
+            models.Index(
+                fields=["agent", "scope", "owner_id", "-updated_at", "-id"],
+                name="fact_owner_newest",
+            ),
             models.Index(
                 fields=["owner_id"], name="fact_owner", condition=Q(owner_id__isnull=False)
             ),

@@ -94,17 +94,29 @@ def ranked(
         raise ValueError("ranked() needs the facts of one memory (agent_id and scope)")
     if not words:
         return []
-    total, frequencies = terms.document_frequencies(memory, words, owners)
-    if not total:
+    stats = terms.document_frequencies(memory, words, owners)
+    if not stats.total:
         return []
-    where = facts.query.get_compiler(using=facts.db).compile(facts.query.where)
-    hits = TopK(memory, where, total, k).run(ranking.weigh(total, words, frequencies))
+    parts = None if owners is None else [_where(_owned_by(facts, owner)) for owner in owners]
+    plan = TopK(memory, _where(facts), parts, stats, k)
+    hits = plan.run(ranking.weigh(stats.total, words, stats.dfs))
     if not hits:
         return []
     found = _loaded(facts, [hit.id for hit in hits])
     for hit in hits:
         found[hit.id].score = hit.score
     return [found[hit.id] for hit in hits]
+
+
+def _owned_by(facts: QuerySet[Fact], owner: str) -> QuerySet[Fact]:
+    """The facts of one owner: "" the shared ones, else an end user's folder."""
+    return facts.filter(owner_id__isnull=True) if owner == "" else facts.filter(owner_id=owner)
+
+
+def _where(facts: QuerySet[Fact]) -> tuple[str, list]:
+    """The queryset's conditions as SQL on ``facts_fact``, with their parameters."""
+    sql, params = facts.query.get_compiler(using=facts.db).compile(facts.query.where)
+    return sql, list(params)
 
 
 def _loaded(facts: QuerySet[Fact], ids: list[int]) -> dict[int, Fact]:

@@ -1,7 +1,7 @@
 """Term statistics of one memory (``FactTerm``, kept by triggers) and its keyed lexemes.
 
 ``document_frequencies`` answers, for each query word, how many facts hold a lexeme that
-starts with it (summed over those lexemes, at most the memory's size); ``keyed`` writes the
+starts with it (summed over those lexemes, at most the facts counted); ``keyed`` writes the
 tsquery that reads only this memory's posting lists in ``fact_memory_terms_gin``.
 """
 
@@ -14,16 +14,21 @@ from memoryhub import prepared
 # Above every code point a lexeme can hold: [word, word + TOP) is the word's prefix range.
 TOP = "\U0010ffff"
 
-# %(owners)s: the owners whose facts count ('' shared, end user ids); NULL counts them all.
+# One range scan per word: the facts the searcher may see (%(owners)s: '' shared, end user
+# ids; NULL: all) and every fact of the memory (what its indexes hold). The first range,
+# from '' to U+0001 (the least non-empty text), holds only the empty term: the fact count.
 _FREQUENCIES_SQL = """
-SELECT coalesce((SELECT sum(facts) FROM facts_factterm
-                 WHERE agent_id = %(agent)s AND scope = %(scope)s AND term = ''
-                   AND (%(owners)s::text[] IS NULL OR owner = ANY(%(owners)s::text[]))), 0),
-       ARRAY(SELECT (SELECT coalesce(sum(t.facts), 0) FROM facts_factterm t
-                     WHERE t.agent_id = %(agent)s AND t.scope = %(scope)s
-                       AND (%(owners)s::text[] IS NULL OR t.owner = ANY(%(owners)s::text[]))
-                       AND t.term >= w.word AND t.term < w.word || %(top)s)::bigint
-             FROM unnest(%(words)s::text[]) WITH ORDINALITY AS w(word, i) ORDER BY w.i)
+SELECT s.seen, s.every
+FROM unnest(%(lows)s::text[], %(highs)s::text[]) WITH ORDINALITY AS r(low, high, i)
+CROSS JOIN LATERAL (
+    SELECT coalesce(sum(t.facts) FILTER (WHERE %(owners)s::text[] IS NULL
+                                            OR t.owner = ANY(%(owners)s::text[])), 0) AS seen,
+           coalesce(sum(t.facts), 0) AS every
+    FROM facts_factterm t
+    WHERE t.agent_id = %(agent)s AND t.scope = %(scope)s
+      AND t.term >= r.low AND t.term < r.high
+) AS s
+ORDER BY r.i
 """
 
 # The statistics of every fact present, for a bulk load that bypassed the triggers.
@@ -46,23 +51,40 @@ class Memory:
     scope: str
 
 
+@dataclass(frozen=True)
+class Frequencies:
+    """A query's word statistics. ``total`` and ``dfs`` count the facts the searcher may
+    see (they weigh the words); ``memory_total`` and ``postings`` count every fact of the
+    memory, which is what its indexes hold and a plan reads through."""
+
+    total: int
+    dfs: list[int]
+    memory_total: int
+    postings: list[int]
+
+
 def document_frequencies(
     memory: Memory, words: list[str], owners: list[str] | None = None
-) -> tuple[int, list[int]]:
-    """(facts in the memory, for each word the facts holding a lexeme it prefixes).
+) -> Frequencies:
+    """For each word, the facts holding a lexeme it prefixes (at most the facts counted).
 
-    ``owners`` limits both counts to the facts of those owners ("" for the shared ones, end
-    user ids for their folders): the facts the searcher may see. None counts every fact.
+    ``owners`` limits ``total`` and ``dfs`` to the facts of those owners ("" for the shared
+    ones, end user ids for their folders): the facts the searcher may see. None: all.
     """
     params = {
         "agent": memory.agent_id,
         "scope": memory.scope,
-        "words": words,
-        "top": TOP,
+        "lows": ["", *words],
+        "highs": ["\x01", *(word + TOP for word in words)],
         "owners": owners,
     }
-    total, frequencies = prepared.fetch_one(_FREQUENCIES_SQL, params)
-    return total, [min(int(df), total) for df in frequencies]
+    (total, memory_total), *rows = prepared.fetch_all(_FREQUENCIES_SQL, params)
+    return Frequencies(
+        total,
+        [min(int(seen), total) for seen, _ in rows],
+        memory_total,
+        [min(int(every), memory_total) for _, every in rows],
+    )
 
 
 def quoted(lexeme: str) -> str:

@@ -9,9 +9,13 @@ Query words are split by their document frequency in the memory:
   common words. The subsets are visited best score first, and each asks for its ``k``
   newest facts matching exactly that subset; the walk stops as soon as the next subset
   scores below the k-th result (MaxScore's bound, per subset). Each subset query reads
-  newest first along ``fact_agent_newest`` until it has ``k`` rows, or, when the subset
-  is too rare for that, lets the GIN index intersect its rarest words: whichever the
-  statistics say costs less.
+  newest first until it has ``k`` rows, or, when the subset is too rare for that, lets
+  the GIN index intersect its rarest words: whichever the statistics say costs less.
+
+Staff read the memory newest first along ``fact_agent_newest``. A run reads the shared
+facts and its own end user's folder, each a range of ``fact_owner_newest``, never through
+other users' folders; and when the plan would cost more than reading all of that share
+(a small share of a memory that is mostly other users' folders), it reads it all.
 
 More common words than ``MAX_COMMON`` (a query of many short prefixes) fall back to
 scoring every match, which is exact and slow.
@@ -25,7 +29,7 @@ from itertools import combinations
 from django.db import connection
 
 from facts.ranking import Hit, Word, best, score
-from facts.terms import Memory, keyed, quoted
+from facts.terms import Frequencies, Memory, keyed, quoted
 
 MAX_COMMON = 5
 # Rough costs in microseconds, measured on PostgreSQL 15 (bench/bench_search.py): a row
@@ -33,28 +37,52 @@ MAX_COMMON = 5
 SCAN_ROW, POSTING, FETCH_ROW = 1.6, 0.4, 4.0
 
 _NEWEST = "ORDER BY updated_at DESC, id DESC LIMIT %s"
+# The same order within one owner's facts. owner_id leads so that only fact_owner_newest
+# gives it: for "owner_id IS NULL" the planner would otherwise read along
+# fact_agent_newest, through every user's folder.
+_OWNER_NEWEST = "ORDER BY owner_id, updated_at DESC, id DESC LIMIT %s"
 _KEYED = (
     "(SELECT * FROM facts_fact WHERE facts_memory_terms(agent_id, scope, search_vector) "
     "@@ %s::tsquery OFFSET 0) AS facts_fact"  # OFFSET 0: the GIN alone drives this scan
 )
 
 
-class TopK:
-    def __init__(self, memory: Memory, where: tuple[str, list], total: int, k: int) -> None:
-        self.memory, self.total, self.k = memory, total, k
-        self.where_sql, self.where_params = where
+Where = tuple[str, list]  # an SQL condition on facts_fact and its parameters
 
-    def rare_threshold(self) -> float:
-        """Where fetching a word's df facts costs what finding its k newest would: a
-        newest-first scan reads about k * total / df rows for them."""
-        return math.sqrt(self.k * self.total * SCAN_ROW / (POSTING + FETCH_ROW))
+
+class TopK:
+    """``where``: the facts searched. ``parts``: the same facts split by owner (the shared
+    ones, the searcher's own folder), each a range of ``fact_owner_newest``, so that newest
+    first reads only what the searcher may see, however many other users' facts there are;
+    None (staff, who see every owner) reads the whole memory along ``fact_agent_newest``.
+    """
+
+    def __init__(
+        self, memory: Memory, where: Where, parts: list[Where] | None, stats: Frequencies, k: int
+    ) -> None:
+        self.memory, self.parts, self.k = memory, parts, k
+        self.where_sql, self.where_params = where
+        self.total, self.memory_total = stats.total, stats.memory_total
+        self.stats = stats
+        self.postings: dict[str, int] = {}  # word -> every owner's facts holding it
+
+    def _is_rare(self, word: Word) -> bool:
+        """Fetching the word's postings (every owner's: GIN holds them all) costs less than
+        finding its k newest facts, for which a newest-first scan reads k * total / df."""
+        fetching = self.postings[word.text] * (POSTING + FETCH_ROW)
+        return fetching <= self.k * self.total / word.df * SCAN_ROW
 
     def run(self, words: list[Word]) -> list[Hit]:
+        self.postings = {w.text: p for w, p in zip(words, self.stats.postings, strict=True)}
         present = [w for w in words if w.df > 0]
         if not present:
             return []
-        rare = [w for w in present if w.df <= self.rare_threshold()]
-        common = [w for w in present if w.df > self.rare_threshold()]
+        rare = [w for w in present if self._is_rare(w)]
+        common = [w for w in present if not self._is_rare(w)]
+        producing = rare if len(common) <= MAX_COMMON else present
+        spent = sum(self.postings[w.text] for w in producing) * (POSTING + FETCH_ROW)
+        if spent > self._read_all_cost():
+            return self._read_all(words, present)
         if len(common) > MAX_COMMON:
             return self._score_every_match(words, present)
         hits = self._rare_candidates(words, rare) if rare else []
@@ -63,9 +91,17 @@ class TopK:
             if len(hits) >= self.k and subset_score < hits[self.k - 1].score:
                 break
             others = [w for w in present if w not in subset]
-            rows = self._exactly(subset, others)
+            cost, driver = self._subset_plan(subset, others)
+            spent += cost
+            if spent > self._read_all_cost():  # the walk would cost more than reading it all
+                return self._read_all(words, present)
+            rows = self._exactly(subset, others, driver)
             hits = best(hits + [Hit(i, at, subset_score) for i, at in rows], self.k)
         return hits
+
+    def _read_all_cost(self) -> float:
+        """What reading every fact a run may see costs (staff: never chosen)."""
+        return self.total * SCAN_ROW if self.parts is not None else math.inf
 
     def _subsets(self, words: list[Word], common: list[Word]) -> list[tuple[Word, ...]]:
         subsets = [s for size in range(1, len(common) + 1) for s in combinations(common, size)]
@@ -87,17 +123,15 @@ class TopK:
         rows = self._fetch(sql, [*score_params, driver, *self.where_params, self.k])
         return [Hit(*row) for row in rows]
 
-    def _exactly(self, subset: tuple[Word, ...], others: list[Word]) -> list[tuple]:
-        """The k newest facts matching every word of ``subset`` and no word of ``others``."""
+    def _exactly(
+        self, subset: tuple[Word, ...], others: list[Word], driver: list[Word] | None
+    ) -> list[tuple]:
+        """The k newest facts matching every word of ``subset`` and no word of ``others``,
+        found through the GIN ``driver`` words, or newest first when there are none."""
         operands = [quoted(w.text) for w in subset] + [f"!{quoted(w.text)}" for w in others]
         exact = " & ".join(operands)
-        driver = self._gin_driver(subset, others)
         if driver is None:
-            sql = (
-                f"SELECT id, updated_at FROM facts_fact WHERE {self.where_sql} "  # noqa: S608
-                f"AND ts_match_vq(search_vector, %s::tsquery) {_NEWEST}"
-            )
-            return self._fetch(sql, [*self.where_params, exact, self.k])
+            return self._newest(exact)
         sql = (
             f"SELECT id, updated_at FROM {_KEYED} WHERE {self.where_sql} "  # noqa: S608
             f"AND search_vector @@ %s::tsquery {_NEWEST}"
@@ -105,19 +139,62 @@ class TopK:
         keys = " & ".join(keyed(self.memory, w.text) for w in driver)
         return self._fetch(sql, [keys, *self.where_params, exact, self.k])
 
-    def _gin_driver(self, subset: tuple[Word, ...], others: list[Word]) -> list[Word] | None:
-        """The rarest words of ``subset`` to intersect in GIN, or None to scan newest first."""
+    def _newest(self, exact: str) -> list[tuple]:
+        """The k newest facts matching ``exact``: each part read newest first, then merged."""
+        select = (
+            "SELECT id, updated_at FROM facts_fact "
+            "WHERE {} AND ts_match_vq(search_vector, %s::tsquery) {}"
+        )
+        if self.parts is None:
+            sql = select.format(self.where_sql, _NEWEST)
+            return self._fetch(sql, [*self.where_params, exact, self.k])
+        selects, params = [], []
+        for part_sql, part_params in self.parts:
+            selects.append(f"({select.format(part_sql, _OWNER_NEWEST)})")
+            params += [*part_params, exact, self.k]
+        union = " UNION ALL ".join(selects)
+        sql = f"SELECT * FROM ({union}) AS parts {_NEWEST}"  # noqa: S608 - our own SQL
+        return self._fetch(sql, [*params, self.k])
+
+    def _subset_plan(
+        self, subset: tuple[Word, ...], others: list[Word]
+    ) -> tuple[float, list[Word] | None]:
+        """The cheaper way to the subset's k newest facts, and its cost: (cost, GIN driver),
+        or (cost, None) to scan newest first.
+
+        The scan reads only visible facts (``parts``); GIN reads every owner's postings and
+        fetches every owner's matching rows (``postings``, ``memory_total``).
+        """
         share = math.prod(w.df / self.total for w in subset)
         share *= math.prod(1 - w.df / self.total for w in others)
         cost, driver = min(self.total, self.k / max(share, 1e-12)) * SCAN_ROW, None
-        rarest = sorted(subset, key=lambda w: w.df)
+        rarest = sorted(subset, key=lambda w: self.postings[w.text])
         for size in range(1, len(rarest) + 1):
             words = rarest[:size]
-            fetched = self.total * math.prod(w.df / self.total for w in words)
-            gin_cost = sum(w.df for w in words) * POSTING + fetched * FETCH_ROW
+            postings = [self.postings[w.text] for w in words]
+            fetched = self.memory_total * math.prod(p / self.memory_total for p in postings)
+            gin_cost = sum(postings) * POSTING + fetched * FETCH_ROW
             if gin_cost < cost:
                 cost, driver = gin_cost, words
-        return driver
+        return cost, driver
+
+    def _read_all(self, words: list[Word], present: list[Word]) -> list[Hit]:
+        """Every fact the run may see read along ``fact_owner_newest`` and scored: for a
+        share of the memory small enough that reading it costs less than the plan would."""
+        score_sql, score_params = self._score_sql(words)
+        any_word = " | ".join(quoted(w.text) for w in present)
+        selects, params = [], []
+        for part_sql, part_params in self.parts or []:
+            selects.append(
+                f"(SELECT id, updated_at, {score_sql} AS score FROM facts_fact "  # noqa: S608
+                f"WHERE {part_sql} AND ts_match_vq(search_vector, %s::tsquery) "
+                "ORDER BY owner_id, updated_at DESC, id DESC)"
+            )
+            params += [*score_params, *part_params, any_word]
+        union = " UNION ALL ".join(selects)
+        sql = f"SELECT * FROM ({union}) AS parts ORDER BY score DESC, updated_at DESC, id DESC "  # noqa: S608
+        rows = self._fetch(sql + "LIMIT %s", [*params, self.k])
+        return [Hit(*row) for row in rows]
 
     def _score_every_match(self, words: list[Word], present: list[Word]) -> list[Hit]:
         score_sql, score_params = self._score_sql(words)

@@ -53,28 +53,33 @@ def load(agent, rng: random.Random, words: list[str]) -> None:
         cursor.execute("DELETE FROM facts_fact WHERE agent_id = %s AND id %% 17 = 0", [agent.id])
 
 
-def insert(agent, rows: list[tuple]) -> None:
+def insert(agent, rows: list[tuple], owners: list[str | None] | None = None) -> None:
+    """rows: (path, text, moment); owners: each row's end user (None: shared, the default)."""
     from facts.search import fold
 
     with connection.cursor() as cursor:
         cursor.execute(
             """
-            INSERT INTO facts_fact (workspace_id, agent_id, scope, path, text, tags,
+            INSERT INTO facts_fact (workspace_id, agent_id, scope, owner_id, path, text, tags,
                 confidence, version, run_id, written_by, created_at, updated_at, search_text)
-            SELECT %s, %s, '', p, t, '{}', 1, 1, 'run_seed', 'code', m, m, s
-            FROM unnest(%s::text[], %s::text[], %s::timestamptz[], %s::text[]) AS r(p, t, m, s)
+            SELECT %s, %s, '', o, p, t, '{}', 1, 1, 'run_seed', 'code', m, m, s
+            FROM unnest(%s::text[], %s::text[], %s::timestamptz[], %s::text[], %s::text[])
+                AS r(p, t, m, s, o)
             """,
             [agent.workspace_id, agent.id, *map(list, zip(*rows, strict=True)),
-             [fold(text) for _, text, _ in rows]],
+             [fold(text) for _, text, _ in rows], owners or [None] * len(rows)],
         )  # fmt: skip
 
 
-def lexemes(agent) -> list[tuple[int, str, datetime, frozenset[str]]]:
+def lexemes(agent, owners: list[str | None] | None = None):
+    """(id, path, updated_at, lexemes) of the agent's facts; of these owners' only if given."""
+    visible = "" if owners is None else "AND coalesce(owner_id, '') = ANY(%s)"
+    params = [agent.id] + ([] if owners is None else [[o or "" for o in owners]])
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT id, path, updated_at, tsvector_to_array(search_vector) FROM facts_fact "
-            "WHERE agent_id = %s AND scope = ''",
-            [agent.id],
+            f"WHERE agent_id = %s AND scope = '' {visible}",  # noqa: S608
+            params,
         )
         return [(i, path, at, frozenset(lex)) for i, path, at, lex in cursor.fetchall()]
 
@@ -116,13 +121,13 @@ def random_query(rng: random.Random, words: list[str]) -> str:
 def count_plans(monkeypatch) -> Counter:
     """Which plans facts.topk ran, to be sure the random queries reach each of them."""
     plans: Counter = Counter()
-    for name in ("_rare_candidates", "_score_every_match", "_gin_driver"):
+    for name in ("_rare_candidates", "_score_every_match", "_read_all", "_exactly"):
         original = getattr(TopK, name)
 
         def counted(self, *args, _original=original, _name=name):
-            result = _original(self, *args)
-            plans[_name if _name != "_gin_driver" else f"subset_{result is None}"] += 1
-            return result
+            driver = args[-1] if _name == "_exactly" else None
+            plans[_name if _name != "_exactly" else f"subset_{driver is None}"] += 1
+            return _original(self, *args)
 
         monkeypatch.setattr(TopK, name, counted)
     return plans
@@ -148,3 +153,37 @@ def test_top_k_is_the_brute_force_top_k(agent, tenant, monkeypatch):
         assert [(f.pk, f.score) for f in found] == expected, (query, k, folder)
     assert plans.keys() == {"_rare_candidates", "_score_every_match", "subset_True",
                             "subset_False"}, plans  # fmt: skip
+
+
+def load_users(agent, rng: random.Random, words: list[str], me: str) -> None:
+    """FACTS facts, most in other end users' folders: a run sees a small share of them."""
+    weights = [1 / (rank + 1) for rank in range(len(words))]
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    rows, owners = [], []
+    for n in range(FACTS):
+        owner = rng.choice([None, me, "usr_a", "usr_b", "usr_c", "usr_d", "usr_e", "usr_f"])
+        text = " ".join(rng.choices(words, weights, k=rng.randint(3, 12)))
+        path = "notes/" if owner is None else f"users/{owner}/"
+        rows.append((path, text, base + timedelta(seconds=n // 3)))
+        owners.append(owner)
+    insert(agent, rows, owners)
+
+
+@pytest.mark.django_db
+def test_a_runs_top_k_is_the_brute_force_top_k_of_what_it_may_see(agent, monkeypatch):
+    """A run weighs words by the shared facts and its own folder alone, and reads them each
+    newest first on its own, or reads them all when the plan would cost more."""
+    rng = random.Random(20261203)
+    words = vocabulary(rng)
+    rng.shuffle(words)
+    me = "usr_me"
+    load_users(agent, rng, words, me)
+    facts = lexemes(agent, [None, me])
+    plans = count_plans(monkeypatch)
+    viewer = Viewer(is_run=True, end_user_id=me, end_user_external_id="me")
+    scope = FactScope(agent.workspace_id, agent.id, REAL_MEMORY, viewer)
+    for _ in range(QUERIES // 2):
+        query, k = random_query(rng, words), rng.choice([1, 5, 5, 10])
+        found = search_facts(scope, query, folders=[Folder("", None, False)], k=k)
+        assert [(f.pk, f.score) for f in found] == brute_force(facts, query, k, ""), (query, k)
+    assert {"_rare_candidates", "subset_True", "subset_False", "_read_all"} <= plans.keys()

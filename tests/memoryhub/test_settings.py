@@ -60,3 +60,18 @@ def test_every_setting_can_be_overridden_by_the_environment():
     assert values["memory.default_guide.file"] == "Keep it short."
     assert values["outbound.allow_private"] is True
     assert set(values) == set(DEFAULTS)
+
+
+def test_database_sessions_run_without_jit_unless_asked(db):
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW jit")
+        assert cursor.fetchone()[0] == "off"
+    result = subprocess.run(
+        [sys.executable, "-c", "import memoryhub.settings as s; "
+         "print(s.DATABASES['default']['OPTIONS'].get('options'))"],
+        env={**os.environ, "MEMORYHUB_ENV": "development", "DB_JIT": "1"},
+        capture_output=True, text=True, cwd=settings.BASE_DIR,
+    )  # fmt: skip
+    assert result.stdout.strip() == "None"
