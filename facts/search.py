@@ -97,7 +97,10 @@ def ranked(
     stats = terms.document_frequencies(memory, words, owners)
     if not stats.total:
         return []
-    parts = None if owners is None else [_where(_owned_by(facts, owner)) for owner in owners]
+    parts = None
+    if owners is not None and stats.memory_total >= 2 * stats.total:
+        # Most of the memory is other users' folders: read the run's share owner by owner.
+        parts = [_where(_owned_by(facts, owner)) for owner in owners]
     plan = TopK(memory, _where(facts), parts, stats, k)
     hits = plan.run(ranking.weigh(stats.total, words, stats.dfs))
     if not hits:

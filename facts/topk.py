@@ -12,10 +12,11 @@ Query words are split by their document frequency in the memory:
   newest first until it has ``k`` rows, or, when the subset is too rare for that, lets
   the GIN index intersect its rarest words: whichever the statistics say costs less.
 
-Staff read the memory newest first along ``fact_agent_newest``. A run reads the shared
-facts and its own end user's folder, each a range of ``fact_owner_newest``, never through
-other users' folders; and when the plan would cost more than reading all of that share
-(a small share of a memory that is mostly other users' folders), it reads it all.
+Staff, and a run that sees most of the memory, read it newest first along
+``fact_agent_newest``. A run in a memory that is mostly other users' folders reads the
+shared facts and its own end user's folder, each a range of ``fact_owner_newest``, never
+through the others'; and when the plan would cost more than reading all of that share,
+it reads it all.
 
 More common words than ``MAX_COMMON`` (a query of many short prefixes) fall back to
 scoring every match, which is exact and slow.
@@ -54,7 +55,8 @@ class TopK:
     """``where``: the facts searched. ``parts``: the same facts split by owner (the shared
     ones, the searcher's own folder), each a range of ``fact_owner_newest``, so that newest
     first reads only what the searcher may see, however many other users' facts there are;
-    None (staff, who see every owner) reads the whole memory along ``fact_agent_newest``.
+    None (staff, or a run that sees most of the memory) reads the memory newest first along
+    ``fact_agent_newest``, skipping what ``where`` leaves out.
     """
 
     def __init__(
@@ -100,7 +102,7 @@ class TopK:
         return hits
 
     def _read_all_cost(self) -> float:
-        """What reading every fact a run may see costs (staff: never chosen)."""
+        """What reading every fact a run may see costs (without ``parts``: never chosen)."""
         return self.total * SCAN_ROW if self.parts is not None else math.inf
 
     def _subsets(self, words: list[Word], common: list[Word]) -> list[tuple[Word, ...]]:
