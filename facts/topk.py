@@ -41,7 +41,8 @@ _NEWEST = "ORDER BY updated_at DESC, id DESC LIMIT %s"
 # The same order within one owner's facts. owner_id leads so that only fact_owner_newest
 # gives it: for "owner_id IS NULL" the planner would otherwise read along
 # fact_agent_newest, through every user's folder.
-_OWNER_NEWEST = "ORDER BY owner_id, updated_at DESC, id DESC LIMIT %s"
+_OWNER_ORDER = "ORDER BY owner_id, updated_at DESC, id DESC"
+_OWNER_NEWEST = f"{_OWNER_ORDER} LIMIT %s"
 _KEYED = (
     "(SELECT * FROM facts_fact WHERE facts_memory_terms(agent_id, scope, search_vector) "
     "@@ %s::tsquery OFFSET 0) AS facts_fact"  # OFFSET 0: the GIN alone drives this scan
@@ -189,8 +190,7 @@ class TopK:
         for part_sql, part_params in self.parts or []:
             selects.append(
                 f"(SELECT id, updated_at, {score_sql} AS score FROM facts_fact "  # noqa: S608
-                f"WHERE {part_sql} AND ts_match_vq(search_vector, %s::tsquery) "
-                "ORDER BY owner_id, updated_at DESC, id DESC)"
+                f"WHERE {part_sql} AND ts_match_vq(search_vector, %s::tsquery) {_OWNER_ORDER})"
             )
             params += [*score_params, *part_params, any_word]
         union = " UNION ALL ".join(selects)
