@@ -8,7 +8,7 @@ come from the same distribution: 1, 2 and 4 words, a two-letter prefix, and two 
 98% of them in 1,000 users' private folders.
 
 For each query class: p50/p95/p99 over HTTP (a real gunicorn), the same search in process
-(``facts.search.ranked``: its SQL and planning, no HTTP), and the naive ``ts_rank``
+(``facts.services.reading.search_facts``: its SQL and planning, no HTTP), and the naive ``ts_rank``
 query in raw SQL as the baseline; the 10,000-fact agent beside the 100,000 one; fact
 writes per second without the term statistics (before: the table loaded as issue 3 left
 it) and then with them (after: the keyed index built, the counts made, the triggers on).
@@ -162,12 +162,11 @@ def _http(base: str, token: str) -> Callable[[str], object]:
 
 
 def _in_process(scope) -> Callable[[str], object]:
-    from facts import search
     from facts.paths import Folder
-    from facts.scope import under
+    from facts.services.reading import search_facts
 
-    facts = under(scope.facts(), [Folder("", None, False)])
-    return lambda query: search.ranked(facts, query, 5, scope.statistics_owners())
+    root = [Folder("", None, False)]
+    return lambda query: search_facts(scope, query, folders=root, k=5)
 
 
 def measure_queries(base: str, big: tuple, small: tuple, rng: random.Random, words) -> dict:

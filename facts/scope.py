@@ -34,8 +34,24 @@ class FactScope:
         visible = Q()
         if self.viewer.is_run:
             visible = Q(owner_id__isnull=True) | Q(owner_id=self.viewer.end_user_id)
+        return self._memory().filter(visible)
+
+    def facts_by_owner(self, folders: list[Folder]) -> list[QuerySet[Fact]] | None:
+        """A run's facts under ``folders``, one queryset per owner whose facts they can hold:
+        the shared facts, its own folder's. Each is one range of ``fact_owner_newest``, with
+        no condition on the other owner (the planner would misjudge it). None for staff."""
+        if not self.viewer.is_run:
+            return None
+        parts = []
+        if any(folder.owner_id is None for folder in folders):  # outside users' folders
+            parts.append(self._memory().filter(owner_id__isnull=True))
+        if self.viewer.end_user_id and any(f.path == "" or f.in_users for f in folders):
+            parts.append(self._memory().filter(owner_id=self.viewer.end_user_id))
+        return [under(part, folders) for part in parts]
+
+    def _memory(self) -> QuerySet[Fact]:
         return Fact.objects.defer("search_text", "search_vector").filter(
-            visible, workspace_id=self.workspace_id, agent_id=self.agent_id, scope=self.scope
+            workspace_id=self.workspace_id, agent_id=self.agent_id, scope=self.scope
         )
 
     def statistics_owners(self) -> list[str] | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection
@@ -78,7 +79,11 @@ def ranked_queryset(facts: QuerySet[Fact], query: str, k: int) -> QuerySet[Fact]
 
 
 def ranked(
-    facts: QuerySet[Fact], query: str, k: int, owners: list[str] | None = None
+    facts: QuerySet[Fact],
+    query: str,
+    k: int,
+    owners: list[str] | None = None,
+    by_owner: Callable[[], list[QuerySet[Fact]] | None] | None = None,
 ) -> list[Fact]:
     """The ``k`` facts best matching ``query`` (``facts.ranking``), each with ``score``.
 
@@ -87,6 +92,8 @@ def ranked(
     are reused verbatim in the search's SQL.
 
     ``owners``: whose facts the word statistics count (``FactScope.statistics_owners``).
+    ``by_owner``: gives the same facts owner by owner (``FactScope.facts_by_owner``), read
+    apart when other users' folders hold most of the memory.
     """
     words = query_words(query)
     memory = memory_of(facts)
@@ -97,11 +104,13 @@ def ranked(
     stats = terms.document_frequencies(memory, words, owners)
     if not stats.total:
         return []
-    parts = None
-    if owners is not None and stats.memory_total >= 2 * stats.total:
-        # Most of the memory is other users' folders: read the run's share owner by owner.
-        parts = [_where(_owned_by(facts, owner)) for owner in owners]
-    plan = TopK(memory, _where(facts), parts, stats, k)
+    parts = None  # when the searcher sees most of the memory, one scan through it is cheaper
+    if by_owner is not None and stats.memory_total >= 2 * stats.total:
+        parts = by_owner()
+        if parts == []:
+            return []  # no owner the run may see has facts under these folders
+    where_parts = None if parts is None else [_where(part) for part in parts]
+    plan = TopK(memory, _where(facts), where_parts, stats, k)
     hits = plan.run(ranking.weigh(stats.total, words, stats.dfs))
     if not hits:
         return []
@@ -109,11 +118,6 @@ def ranked(
     for hit in hits:
         found[hit.id].score = hit.score
     return [found[hit.id] for hit in hits]
-
-
-def _owned_by(facts: QuerySet[Fact], owner: str) -> QuerySet[Fact]:
-    """The facts of one owner: "" the shared ones, else an end user's folder."""
-    return facts.filter(owner_id__isnull=True) if owner == "" else facts.filter(owner_id=owner)
 
 
 def _where(facts: QuerySet[Fact]) -> tuple[str, list]:

@@ -41,8 +41,7 @@ _NEWEST = "ORDER BY updated_at DESC, id DESC LIMIT %s"
 # The same order within one owner's facts. owner_id leads so that only fact_owner_newest
 # gives it: for "owner_id IS NULL" the planner would otherwise read along
 # fact_agent_newest, through every user's folder.
-_OWNER_ORDER = "ORDER BY owner_id, updated_at DESC, id DESC"
-_OWNER_NEWEST = f"{_OWNER_ORDER} LIMIT %s"
+_OWNER_NEWEST = "ORDER BY owner_id, updated_at DESC, id DESC LIMIT %s"
 _KEYED = (
     "(SELECT * FROM facts_fact WHERE facts_memory_terms(agent_id, scope, search_vector) "
     "@@ %s::tsquery OFFSET 0) AS facts_fact"  # OFFSET 0: the GIN alone drives this scan
@@ -184,13 +183,14 @@ class TopK:
     def _read_all(self, words: list[Word], present: list[Word]) -> list[Hit]:
         """Every fact the run may see read along ``fact_owner_newest`` and scored: for a
         share of the memory small enough that reading it costs less than the plan would."""
+        assert self.parts, "only a run's share, owner by owner, is read whole"
         score_sql, score_params = self._score_sql(words)
         any_word = " | ".join(quoted(w.text) for w in present)
         selects, params = [], []
-        for part_sql, part_params in self.parts or []:
+        for part_sql, part_params in self.parts:
             selects.append(
-                f"(SELECT id, updated_at, {score_sql} AS score FROM facts_fact "  # noqa: S608
-                f"WHERE {part_sql} AND ts_match_vq(search_vector, %s::tsquery) {_OWNER_ORDER})"
+                f"SELECT id, updated_at, {score_sql} AS score FROM facts_fact "  # noqa: S608
+                f"WHERE {part_sql} AND ts_match_vq(search_vector, %s::tsquery)"
             )
             params += [*score_params, *part_params, any_word]
         union = " UNION ALL ".join(selects)

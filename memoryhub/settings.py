@@ -100,10 +100,9 @@ DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
     None if os.environ.get("DB_PREPARED_STATEMENTS", "1") == "0" else 5
 )
 # memoryhub runs short queries only. PostgreSQL's JIT, set off by an overestimated cost,
-# spent 12 ms compiling a 4 ms fact search. DB_JIT=1 leaves the server's own setting.
-if os.environ.get("DB_JIT", "0") != "1":
-    _options = DATABASES["default"]["OPTIONS"]
-    _options["options"] = f"{_options.get('options', '')} -c jit=off".strip()
+# spent 12 ms compiling a 4 ms fact search: each new connection turns it off
+# (memoryhub.apps). DB_JIT=1 leaves the server's own setting.
+MEMORYHUB_DB_JIT = os.environ.get("DB_JIT", "0") == "1"
 if not DATABASES["default"]["ENGINE"].endswith("postgresql"):
     raise ImproperlyConfigured("memoryhub needs PostgreSQL: DATABASE_URL must be postgres://...")
 

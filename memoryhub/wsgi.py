@@ -11,4 +11,5 @@ application = get_wsgi_application()
 # full collection walked Django's ~100,000 startup objects for 20-30 ms, mid-request: most
 # of the slowest 1% of searches. What requests allocate is still collected as before.
 get_resolver().url_patterns  # noqa: B018 - imports the URLconf and every view
+gc.collect()  # what start-up left as garbage is freed, not frozen for good
 gc.freeze()

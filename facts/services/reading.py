@@ -69,7 +69,12 @@ def search_facts(
     facts = _with_tags(under(scope.facts(), folders), tags)
     if not query.strip():
         return list(facts.order_by(*NEWEST_FIRST)[:k])
-    return search.ranked(facts, query, k, scope.statistics_owners())
+
+    def by_owner() -> list[QuerySet[Fact]] | None:  # built only when the search needs it
+        parts = scope.facts_by_owner(folders)
+        return None if parts is None else [_with_tags(part, tags) for part in parts]
+
+    return search.ranked(facts, query, k, scope.statistics_owners(), by_owner)
 
 
 def _with_tags(facts: QuerySet[Fact], tags: list[str] | None) -> QuerySet[Fact]:

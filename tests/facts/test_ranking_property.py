@@ -184,8 +184,15 @@ def test_a_runs_top_k_is_the_brute_force_top_k_of_what_it_may_see(agent, monkeyp
     scope = FactScope(agent.workspace_id, agent.id, REAL_MEMORY, viewer)
     for _ in range(QUERIES // 2):
         query, k = random_query(rng, words), rng.choice([1, 5, 5, 10])
-        folder = rng.choice(["", "", "notes/", f"users/{me}/"])
-        found = search_facts(scope, query, folders=[Folder(folder, None, False)], k=k)
-        expected = brute_force(facts, query, k, folder)
+        folder = rng.choice(
+            [
+                Folder("", None, False),
+                Folder("", None, False),
+                Folder("notes/", None, False),
+                Folder(f"users/{me}/", me, True),
+            ]
+        )
+        found = search_facts(scope, query, folders=[folder], k=k)
+        expected = brute_force(facts, query, k, folder.path)
         assert [(f.pk, f.score) for f in found] == expected, (query, k, folder)
     assert {"_rare_candidates", "subset_True", "subset_False", "_read_all"} <= plans.keys()
