@@ -8,10 +8,11 @@ come from the same distribution: 1, 2 and 4 words, a two-letter prefix, and two 
 98% of them in 1,000 users' private folders.
 
 For each query class: p50/p95/p99 over HTTP (a real gunicorn), the same search in process
-(``facts.services.reading.search_facts``: its SQL and planning, no HTTP), and the naive ``ts_rank``
-query in raw SQL as the baseline; the 10,000-fact agent beside the 100,000 one; fact
-writes per second without the term statistics (before: the table loaded as issue 3 left
-it) and then with them (after: the keyed index built, the counts made, the triggers on).
+(``facts.services.reading.search_facts``: its SQL and planning, no HTTP), and the naive
+``ts_rank`` query in raw SQL as the baseline; the 10,000-fact agent beside the 100,000 one;
+fact writes per second without the term statistics (before: the table loaded as issue 3
+left it) and then with them (after: ``LATER_INDEXES`` built, the counts made, the
+triggers on).
 
 ``BENCH_SEARCH_SERVERS``: ``local,embedded`` (default), the servers to run on; "local" is
 the server of ``DATABASE_URL``, "embedded" a pgserver PostgreSQL 16 in a temporary
