@@ -307,10 +307,12 @@ def measure_list(base: str, token: str) -> dict:
 def measure_baseline(base: str, token: str) -> dict:
     """GET one fact by id: the fixed cost of an HTTP request (auth, Django, DRF, gunicorn)."""
     client = common.Client(base, {"x-agentos-run-token": token})
+    # Ids are random: take one from the list rather than guess it.
+    fact_id = client.request("GET", "/v0/memory/facts?limit=1")[1]["facts"][0]["id"]
     samples = []
     for _ in range(LIST_REQUESTS):
         started = time.perf_counter()
-        status, answer = client.request("GET", "/v0/memory/facts/m_500")
+        status, answer = client.request("GET", f"/v0/memory/facts/{fact_id}")
         samples.append(time.perf_counter() - started)
         assert status == 200, answer
     return _ms(samples)

@@ -155,6 +155,10 @@ class ToolsView(RunView):
 class ToolCallView(RunView):
     @extend_schema(
         summary="Run one memory tool call",
+        description="Answers the tool message; a failed tool answers error: <code>: <message>"
+        " as its content. Each tool_call.id runs at most once per run (shared with"
+        " /api/v1/runs/{id}/tool-calls): the same id again answers the first result, with"
+        " other arguments or paths it is 409 tool_call_reused.",
         request=openapi.FactToolCallSerializer,
         responses={200: openapi.FactToolMessageSerializer},
     )

@@ -1,8 +1,11 @@
 """Facts: short texts under folder paths, one memory per agent, every version kept.
 
-A fact's public id is ``m_<pk>``. ``Fact`` holds the current version of each fact (and the
-search vector); ``FactVersion`` holds every version, the current one included, so that the
-history survives a ``replaces`` and idempotency keys are unique in the database.
+A fact's public id is ``m_<pk>``. New facts get a random primary key of 15 digits (below
+2**53, so exact as a JSON number too), never a global sequence, which would let a tenant
+count every other tenant's writes; facts written before that keep their small ids.
+``Fact`` holds the current version of each fact (and the search vector); ``FactVersion``
+holds every version, the current one included, so that the history survives a
+``replaces`` and idempotency keys are unique in the database.
 
 ``scope`` separates the agent's real memory (``""``) from an eval's temporary memory (the
 eval root run's id). ``owner_id`` is the end user whose folder (``users/<them>/``) holds the
@@ -16,6 +19,8 @@ it, and fewer indexes keep writes fast.
 
 from __future__ import annotations
 
+import secrets
+
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
@@ -25,6 +30,21 @@ from django.db.models import Q
 from memoryhub.models import Agent, Workspace
 
 FACT_ID_PREFIX = "m_"
+# New ids: 15 digits, far above what the old identity sequence ever reached.
+NEW_ID_MIN, NEW_ID_SPAN = 10**14, 9 * 10**14
+
+
+def new_fact_id() -> int:
+    """A random primary key for a new fact (a collision is retried: facts.services.writing)."""
+    return NEW_ID_MIN + secrets.randbelow(NEW_ID_SPAN)
+
+
+class NewFactId(models.Func):
+    """The same in the database (``facts_new_id()``, migration 0008), for rows inserted in
+    SQL: bulk loads, seeding, the benchmarks."""
+
+    function = "facts_new_id"
+    output_field = models.BigIntegerField()
 
 
 class WrittenBy(models.TextChoices):
@@ -33,7 +53,7 @@ class WrittenBy(models.TextChoices):
 
 
 class Fact(models.Model):
-    id = models.BigAutoField(primary_key=True)
+    id = models.BigIntegerField(primary_key=True, default=new_fact_id, db_default=NewFactId())
     workspace = models.ForeignKey(
         Workspace, on_delete=models.DO_NOTHING, related_name="+", db_index=False
     )
@@ -82,6 +102,7 @@ class Fact(models.Model):
 
 
 class FactVersion(models.Model):
+    # A global sequence, but internal: answers name a version by its fact's id and number.
     id = models.BigAutoField(primary_key=True)
     workspace = models.ForeignKey(
         Workspace, on_delete=models.DO_NOTHING, related_name="+", db_index=False

@@ -5,12 +5,19 @@ A path is ``/``-separated segments of 1-100 letters, digits and ``. _ : @ - { }`
 
 ``users/<someone>/`` is that end user's folder. A run reaches only its own user's folder,
 named ``users/{user}/`` (or by the user's own id); ``{user}`` anywhere else is 422.
+
+Refused too (422): ``.`` and ``..`` segments (a path is a folder name, never resolved, so
+``notes/../users/bob/`` would be a shared folder that reads as bob's), and a first segment
+that reads as ``users`` without being it (``Users``, fullwidth or Cyrillic look-alikes),
+which would make a shared folder that looks exactly like a person's private one.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memoryhub.errors import ApiError
 
@@ -54,12 +61,48 @@ def segments_of(raw: object, field: str = "path") -> list[str]:
                 422,
                 f"{field}: each '/'-separated segment is 1-100 letters, digits and . _ : @ - {{ }}",
             )
+        if segment in (".", ".."):
+            raise ApiError(
+                422, f"{field}: '.' and '..' segments are not allowed (paths are never resolved)"
+            )
+    if looks_like_users(segments[0]):
+        raise ApiError(
+            422,
+            f"{field}: {segments[0]!r} looks like the users/ folder (end users' private"
+            " folders); name shared folders otherwise",
+        )
     for index, segment in enumerate(segments):
         if USER_PLACEHOLDER in segment and (
             index != 1 or segment != USER_PLACEHOLDER or segments[0] != USERS
         ):
             raise ApiError(422, f"{field}: {{user}} is allowed only as users/{{user}}/")
     return segments
+
+
+def looks_like_users(segment: str) -> bool:
+    """Whether ``segment`` reads as ``users`` without being it.
+
+    After NFKC and case folding (``Users``, fullwidth ``ｕｓｅｒｓ``), each character must be
+    the letter of ``users`` or, by Unicode's confusables data (UTS #39), a look-alike of it
+    (Cyrillic ``ѕ`` and ``е``, Greek ``υ``...). Accented letters are not look-alikes, so
+    ``şirket/`` or ``üsers/`` stay ordinary folders.
+    """
+    if segment == USERS:
+        return False
+    folded = unicodedata.normalize("NFKC", segment).casefold()
+    return len(folded) == len(USERS) and all(map(_looks_like, folded, USERS))
+
+
+@lru_cache(maxsize=4096)
+def _looks_like(char: str, letter: str) -> bool:
+    if char == letter:
+        return True
+    # Imported on first use: the package loads about 1 MB of Unicode data.
+    from confusable_homoglyphs import confusables
+
+    found = confusables.is_confusable(char, preferred_aliases=[])
+    # Capitals too: "UꓢERS" (Lisu ꓢ looks like S) reads as USERS, which folds to users.
+    return bool(found) and any(h["c"] in (letter, letter.upper()) for h in found[0]["homoglyphs"])
 
 
 def resolve(raw: object, viewer: Viewer, *, field: str = "path") -> Folder:

@@ -20,6 +20,7 @@ from facts.paths import Folder
 from facts.scope import FactScope, for_run
 from facts.services.reading import search_facts
 from facts.services.writing import delete_fact, write_fact
+from memoryhub import tool_calls
 from memoryhub.errors import ApiError
 from memoryhub.models import Permission
 from memoryhub.principals import Principal
@@ -101,18 +102,42 @@ class Toolbox:
 
     # -- calls ---------------------------------------------------------------------------
     def call(self, tool_call: object) -> dict:
-        """Run one tool call; answer the ``{"role": "tool", ...}`` message."""
+        """Run one tool call; answer the ``{"role": "tool", ...}`` message.
+
+        Each call id runs at most once per run (shared with the run's other tools): the same
+        id again answers the first result, with other arguments or paths it is 409.
+        """
         self.principal.require(Permission.RUN)  # an ended run's tools are an error, not text
         call_id, name, raw_arguments = _envelope(tool_call)
         try:
             arguments = parse_arguments(raw_arguments)
-            handler = self._handlers().get(name)
-            if handler is None:
-                raise ApiError(422, f"unknown tool {name!r}")
-            content = handler(arguments)
         except ApiError as error:
-            content = error.as_tool_text()
-        return {"role": "tool", "tool_call_id": call_id, "content": content}
+            return _message(call_id, error.as_tool_text())  # not recorded: nothing was done
+        run = self.principal.run
+        # The paths are part of the call: with one path they say where save_memory writes.
+        digest = tool_calls.digest(name, arguments, context=self.given)
+        found = tool_calls.earlier_content(run, call_id, digest)
+        if found is not None:
+            return _message(call_id, found)
+        definition = {d["function"]["name"]: d for d in self.definitions()}.get(name)
+        if definition is None:
+            return _message(call_id, ApiError(422, f"unknown tool {name!r}").as_tool_text())
+        content = tool_calls.at_most_once(
+            run,
+            call_id,
+            name,
+            digest,
+            lambda: self._execute(definition, name, arguments),
+            transactional=True,  # facts live in the database: the call commits with its work
+        )
+        return _message(call_id, content)
+
+    def _execute(self, definition: dict, name: str, arguments: dict) -> str:
+        try:
+            tool_calls.check_declared(definition, arguments)  # the offered definition decides
+            return self._handlers()[name](arguments)
+        except ApiError as error:
+            return error.as_tool_text()
 
     def _handlers(self) -> dict[str, Callable[[dict], str]]:
         return {
@@ -122,7 +147,6 @@ class Toolbox:
         }
 
     def _search(self, args: dict) -> str:
-        _only(args, {"query", "k", "path"})
         query = validation.query(args.get("query"))
         folders = self._chosen(args, required=False)
         found = search_facts(self.scope, query, folders=folders, k=validation.k(args.get("k")))
@@ -142,7 +166,6 @@ class Toolbox:
         )
 
     def _save(self, args: dict) -> str:
-        _only(args, {"text", "tags", "replaces", "path"})
         if "text" not in args:
             raise ApiError(422, "text is required")
         path = self._chosen_given(args)
@@ -155,7 +178,6 @@ class Toolbox:
         return _dumps({"saved": f"m_{version.fact_id}", "version": version.version})
 
     def _forget(self, args: dict) -> str:
-        _only(args, {"id", "path"})
         fact_id = args.get("id")
         if not isinstance(fact_id, str):
             raise ApiError(422, "id is required")
@@ -206,10 +228,8 @@ def _envelope(tool_call: object) -> tuple[str, str, Any]:
     return call_id, function["name"], function.get("arguments")
 
 
-def _only(args: dict, allowed: set[str]) -> None:
-    unknown = sorted(set(args) - allowed)
-    if unknown:
-        raise ApiError(422, f"unknown arguments: {', '.join(unknown)}")
+def _message(call_id: str, content: str) -> dict:
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
 def _dumps(value: Any) -> str:

@@ -2,13 +2,35 @@
 
 from __future__ import annotations
 
+from django.utils.crypto import salted_hmac
+
 from filememory.models import File, Revision
 from memoryhub.api.representations import iso
 
+_ETAG_SALT = "memoryhub.filememory.etag"
+
+
+def file_token(file_id: int) -> str:
+    """The opaque name of one file row in its ETags.
+
+    A keyed hash, not the row id: the ids are one sequence across all workspaces, and a
+    tenant comparing two of its ETags must not learn how many files others created. The
+    row still counts, so a file deleted and created again never matches an old tag.
+    """
+    return salted_hmac(_ETAG_SALT, str(file_id), algorithm="sha256").hexdigest()[:16]
+
 
 def file_etag(file: File) -> str:
-    # The id is part of the tag, so a file deleted and created again never matches.
-    return f'"{file.id}-{file.version}"'
+    return f'"{file_token(file.id)}-{file.version}"'
+
+
+def names_file(token: str, file: File) -> bool:
+    """Whether an ETag's first part names ``file``.
+
+    Tags of the old ``"<row id>-<version>"`` shape no longer match (a client holding one
+    gets 412 and the current file): accepting them would let a tenant probe its files' ids.
+    """
+    return token == file_token(file.id)
 
 
 def file_json(file: File, *, content: bool = True) -> dict:

@@ -1,9 +1,18 @@
-"""Audit events: who did what to which object. Ids and paths only, never content."""
+"""Audit events: who did what to which object. Ids and paths only, never content.
+
+A detail that names an end user does so by their external id under the key ``end_user``, or
+inside a path as ``users/<id>/``: that is where ``pseudonymise_end_user`` looks for them
+when they are erased.
+"""
 
 from __future__ import annotations
 
 import contextvars
+import re
 from typing import Any
+
+from django.db import connection
+from django.utils.crypto import salted_hmac
 
 from memoryhub.models import AuditEvent
 from memoryhub.principals import Principal
@@ -12,6 +21,28 @@ from memoryhub.principals import Principal
 current_request_id: contextvars.ContextVar[str] = contextvars.ContextVar(
     "memoryhub_request_id", default=""
 )
+
+_PSEUDONYM_SALT = "memoryhub.audit.erased-end-user"
+
+# Only rows of the workspace that can name the person are rewritten (LIKE on "users/<id>",
+# or the end_user detail), and only the whole segment "users/<id>" in them: "users/<id>.x/"
+# or "users/x:<id>/" belong to other people. In the details' JSON text a path value starts
+# after '"' or '/'; in object_id (a file's is "<memory id>:<path>") after '^', ':' or '/'.
+_PSEUDONYMISE_SQL = r"""
+UPDATE memoryhub_auditevent
+SET object_id = regexp_replace(
+        object_id, '(^|[/:])users/' || %(id_re)s || '(?=/|$)', '\1users/' || %(pseudonym)s, 'g'
+    ),
+    details = regexp_replace(
+        details::text,
+        '(["/]users/|"end_user": ")' || %(id_re)s || '(?=[/"])',
+        '\1' || %(pseudonym)s,
+        'g'
+    )::jsonb
+WHERE workspace_id = %(workspace_id)s
+  AND (object_id LIKE %(like)s OR details::text LIKE %(like)s
+       OR details ->> 'end_user' = %(external_id)s)
+"""
 
 
 def record(
@@ -31,3 +62,37 @@ def record(
         details=details,
         request_id=current_request_id.get(),
     )
+
+
+def pseudonym(workspace_id: str, external_id: str) -> str:
+    """``erased-<16 hex>``: a keyed hash (from SECRET_KEY) of the person in the workspace.
+
+    The same person always gets the same pseudonym, so an operator can still follow one
+    erased person's rows, but without the key it does not lead back to the id.
+    """
+    value = f"{workspace_id}\x00{external_id}"
+    digest = salted_hmac(_PSEUDONYM_SALT, value, algorithm="sha256").hexdigest()
+    return f"erased-{digest[:16]}"
+
+
+def pseudonymise_end_user(workspace_id: str, external_id: str) -> str:
+    """Replace an end user's external id in the workspace's audit rows; returns the pseudonym.
+
+    One UPDATE in the database. External ids are letters, digits and ``. _ : @ -`` (none of
+    them escaped in JSON text), and the pseudonym keeps the JSON valid.
+    """
+    replacement = pseudonym(workspace_id, external_id)
+    like_id = re.sub(r"([\\%_])", r"\\\1", external_id)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _PSEUDONYMISE_SQL,
+            {
+                "workspace_id": workspace_id,
+                "external_id": external_id,
+                # Python's escaping of . and - reads as the literal character in PostgreSQL too.
+                "id_re": re.escape(external_id),
+                "pseudonym": replacement,
+                "like": f"%users/{like_id}%",
+            },
+        )
+    return replacement

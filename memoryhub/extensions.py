@@ -16,3 +16,13 @@ end_user_erasers: list[Callable[[Any, Any], None]] = []
 def register_end_user_eraser(fn: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
     end_user_erasers.append(fn)
     return fn
+
+
+# Called inside the delete transaction with (principal, memory), before its row goes: react
+# to what the database cascade is about to remove (a thread's mounts of it).
+memory_deleters: list[Callable[[Any, Any], None]] = []
+
+
+def register_memory_deleter(fn: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    memory_deleters.append(fn)
+    return fn

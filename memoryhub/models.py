@@ -152,6 +152,38 @@ class Run(models.Model):
         return self.status == self.Status.RUNNING
 
 
+class ToolCall(models.Model):
+    """One executed tool call of a run: the same call id never runs twice.
+
+    Shared by every endpoint that runs a model's tool calls (facts, file and record tools),
+    so one id is one call per run. The table keeps the name it had in the threads app.
+    """
+
+    class Status(models.TextChoices):
+        STARTED = "started"
+        DONE = "done"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="tool_calls")
+    call_id = models.CharField(max_length=200)
+    name = models.CharField(max_length=100)
+    arguments_digest = models.CharField(max_length=64)
+    status = models.CharField(max_length=8, choices=Status.choices)
+    # The tool message's text: it may quote the end user (erasure clears it).
+    content = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "threads_toolcall"
+        constraints = [
+            models.UniqueConstraint(fields=["run", "call_id"], name="tool_call_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}:{self.call_id}"
+
+
 class MemoryProvider(models.Model):
     """One account of a record-memory backend (mem0 Platform or a self-hosted mem0)."""
 

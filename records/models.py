@@ -19,6 +19,8 @@ class PurgeJob(models.Model):
         PENDING = "pending"
         DONE = "done"
         FAILED = "failed"
+        # Not tried: a live memory on the same backend uses the namespace (see last_error).
+        SKIPPED = "skipped"
 
     id = models.CharField(primary_key=True, max_length=48, default=new_purge_id)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")

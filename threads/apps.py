@@ -6,9 +6,10 @@ class ThreadsConfig(AppConfig):
     verbose_name = "Threads and runs"
 
     def ready(self) -> None:
-        from memoryhub.extensions import register_end_user_eraser
+        from memoryhub.extensions import register_end_user_eraser, register_memory_deleter
 
         register_end_user_eraser(_erase)
+        register_memory_deleter(_unmount)
 
 
 def _erase(principal, end_user) -> None:
@@ -17,3 +18,11 @@ def _erase(principal, end_user) -> None:
 
     ThreadMount.objects.filter(thread__end_user=end_user).delete()
     ToolCall.objects.filter(run__end_user=end_user).delete()
+
+
+def _unmount(principal, memory) -> None:
+    """The cascade takes the deleted memory's mounts: their threads get a new ETag."""
+    from memoryhub.models import Thread
+    from memoryhub.services.common import bump_all
+
+    bump_all(Thread.objects.filter(mounts__memory_id=memory.id))

@@ -1,10 +1,16 @@
-"""Memory mounts of threads, the mounts frozen for each run, and executed tool calls."""
+"""Memory mounts of threads and the mounts frozen for each run.
+
+``ToolCall`` (a run's executed tool calls) lives in ``memoryhub.models`` now, since the facts
+tools record their calls too; it is re-exported here for old imports.
+"""
 
 from __future__ import annotations
 
 from django.db import models
 
-from memoryhub.models import Memory, Run, Thread, Workspace
+from memoryhub.models import Memory, Run, Thread, ToolCall, Workspace
+
+__all__ = ["Access", "RunMount", "ThreadMount", "ToolCall"]
 
 
 class Access(models.TextChoices):
@@ -57,29 +63,3 @@ class RunMount(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}:{self.name}"
-
-
-class ToolCall(models.Model):
-    """One executed tool call of a run: the same call id never runs twice."""
-
-    class Status(models.TextChoices):
-        STARTED = "started"
-        DONE = "done"
-
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE)
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="tool_calls")
-    call_id = models.CharField(max_length=200)
-    name = models.CharField(max_length=100)
-    arguments_digest = models.CharField(max_length=64)
-    status = models.CharField(max_length=8, choices=Status.choices)
-    content = models.TextField(blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["run", "call_id"], name="tool_call_unique"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.run_id}:{self.call_id}"

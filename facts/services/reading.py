@@ -12,6 +12,8 @@ from facts.paths import Folder
 from facts.scope import FactScope, under
 from memoryhub.errors import ApiError
 
+# Ids are random: they only break ties of updated_at, but as a total order, so that the
+# ``before`` keyset (_older_than) pages exactly, whatever many facts share one moment.
 NEWEST_FIRST = ("-updated_at", "-id")
 
 

@@ -11,6 +11,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from facts import models as fact_models
 from facts import paths, search, validation
 from facts.models import FACT_ID_PREFIX, Fact, FactQuota, FactVersion, WrittenBy
 from facts.paths import Folder
@@ -23,6 +24,7 @@ from memoryhub.principals import Principal
 
 WRITE_FIELDS = {"path", "text", "tags", "confidence", "replaces", "key", "written_by"}
 KEY_CONSTRAINT = "fact_key_unique_per_run"
+PKEY_CONSTRAINT = "facts_fact_pkey"
 
 
 @dataclass
@@ -73,8 +75,7 @@ def write_fact(
                 version=written.version.version,
             )
     except IntegrityError as exc:
-        constraint = getattr(getattr(exc.__cause__, "diag", None), "constraint_name", None)
-        if request.key and constraint == KEY_CONSTRAINT:
+        if request.key and _constraint(exc) == KEY_CONSTRAINT:
             earlier = _replay(scope, request.key)
             if earlier:
                 return earlier
@@ -162,7 +163,8 @@ def _create(scope: FactScope, request: _Request) -> Written:
     # must exist first, or concurrent first writers take those locks in opposite orders.
     _ensure_quota(scope)
     now = timezone.now()
-    fact = Fact.objects.create(
+    fact = Fact(
+        id=fact_models.new_fact_id(),  # looked up here, so tests can force a clash
         workspace_id=scope.workspace_id,
         agent_id=scope.agent_id,
         scope=scope.scope,
@@ -178,10 +180,28 @@ def _create(scope: FactScope, request: _Request) -> Written:
         updated_at=now,
         search_text=search.fold(request.text),
     )
+    _insert(fact)
     version = _add_version(fact, request.key)
     # Last, so the quota row is locked for as short a time as possible.
     _count_one_more(scope)
     return Written(version, fact.created_at, created=True)
+
+
+def _insert(fact: Fact) -> None:
+    """Insert a new fact; should its random id be taken (about 1 in a million among a
+    billion facts; twice running, 1 in 10**12), draw another once rather than answer 500."""
+    try:
+        with transaction.atomic():  # a savepoint, so the clash leaves the write usable
+            fact.save(force_insert=True)
+    except IntegrityError as exc:
+        if _constraint(exc) != PKEY_CONSTRAINT:
+            raise
+        fact.pk = fact_models.new_fact_id()
+        fact.save(force_insert=True)
+
+
+def _constraint(exc: IntegrityError) -> str | None:
+    return getattr(getattr(exc.__cause__, "diag", None), "constraint_name", None)
 
 
 def _replace(scope: FactScope, request: _Request, within: list[Folder] | None) -> Written:

@@ -7,6 +7,7 @@ import re
 from django.db.models import QuerySet
 
 from filememory.models import File, Revision
+from filememory.representations import names_file
 from filememory.services.paths import clean_folder, clean_path
 from filememory.services.writes import (
     ABSENT,
@@ -47,19 +48,20 @@ def list_files(principal: Principal, memory_id: str, prefix: str | None = None) 
     return qs
 
 
+_TOKEN = re.compile(r"[0-9a-f]{16}")
 _DIGITS = re.compile(r"[0-9]{1,18}")
 
 
-def parse_etags(value: str) -> list[tuple[int, int]]:
-    """The (file id, version) pairs of an If-Match header; malformed tags are dropped."""
+def parse_etags(value: str) -> list[tuple[str, int]]:
+    """The (file token, version) pairs of an If-Match header; malformed tags are dropped."""
     tags = []
     for raw in value.split(","):
         tag = raw.strip()
         if tag.startswith("W/"):
             continue  # If-Match compares strongly (RFC 9110): a weak tag never matches
-        file_id, _, version = tag.strip('"').partition("-")
-        if _DIGITS.fullmatch(file_id) and _DIGITS.fullmatch(version):
-            tags.append((int(file_id), int(version)))
+        token, _, version = tag.strip('"').partition("-")
+        if _TOKEN.fullmatch(token) and _DIGITS.fullmatch(version):
+            tags.append((token, int(version)))
     return tags
 
 
@@ -72,12 +74,12 @@ def base_from_if_match(if_match: str | None, current: File | None, path: str) ->
             raise stale(path, None)
         return Base.of(current)
     tags = parse_etags(if_match)
-    for file_id, version in tags:
-        if current is not None and file_id == current.id:
-            return Base(file_id, version)
+    for token, version in tags:
+        if current is not None and names_file(token, current):
+            return Base(current.id, version)
     if not tags or current is None:
         raise stale(path, current)
-    return Base(*tags[0])
+    return Base(0, tags[0][1])  # names no file row: the compare-and-set refuses it
 
 
 def refuse_stale_early(
@@ -85,8 +87,9 @@ def refuse_stale_early(
 ) -> None:
     """412 for an If-Match older than the current file, before queueing for the lock.
 
-    Versions only grow and file ids only grow, so a tag older than the current file can
-    never match again; the compare-and-set under the memory's lock stays the real check.
+    Versions only grow and a file row, once deleted, never comes back, so a tag of another
+    row or of an older version can never match again; the compare-and-set under the
+    memory's lock stays the real check.
     """
     if if_match is None or if_match.strip() == "*":
         return
@@ -94,7 +97,8 @@ def refuse_stale_early(
         workspace_id=principal.workspace_id, memory_id=memory_id, path=path
     ).first()
     if current is not None and all(
-        tag < (current.id, current.version) for tag in parse_etags(if_match)
+        not names_file(token, current) or version < current.version
+        for token, version in parse_etags(if_match)
     ):
         raise stale(path, current)
 

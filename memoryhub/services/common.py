@@ -42,6 +42,15 @@ def bump_version(obj: models.Model, if_match: str | None, **fields: Any) -> None
     obj.refresh_from_db()
 
 
+def bump_all(queryset: models.QuerySet, **fields: Any) -> int:
+    """A bulk change that clients can see: every row gets ``version + 1`` (a new ETag) and,
+    where the model has one, ``updated_at = now``, as ``bump_version`` gives a single row.
+    """
+    if any(f.name == "updated_at" for f in queryset.model._meta.fields):
+        fields.setdefault("updated_at", timezone.now())
+    return queryset.update(version=F("version") + 1, **fields)
+
+
 NAME_MAX_CHARS = 200
 
 

@@ -11,9 +11,11 @@ from memoryhub import audit, extensions
 from memoryhub.errors import ApiError
 from memoryhub.models import EndUser, Permission, Run, Thread
 from memoryhub.principals import Principal
+from memoryhub.services.common import bump_all
 
 # The id becomes the folder name in users/{user}/, so it follows the fact path segment rule
-# (letters, digits and . _ : @ -; braces are left out so that it never reads as a placeholder).
+# (letters, digits and . _ : @ -; braces are left out so that it never reads as a placeholder;
+# "." and ".." are refused as path segments, so as ids too).
 EXTERNAL_ID_RE = re.compile(r"[\w.:@-]{1,100}")
 
 
@@ -21,6 +23,8 @@ def validate_external_id(value: object) -> str:
     """The runtime's own id for a person: 1-100 letters, digits and ``. _ : @ -``."""
     if not isinstance(value, str) or not EXTERNAL_ID_RE.fullmatch(value):
         raise ApiError(422, "end_user is 1-100 letters, digits and . _ : @ -")
+    if value in (".", ".."):
+        raise ApiError(422, "end_user may not be '.' or '..' (it names the folder users/<id>/)")
     return value
 
 
@@ -40,8 +44,9 @@ def list_end_users(principal: Principal):
 def erase_end_user(principal: Principal, external_id: str) -> None:
     """Remove a person: what each app keeps about them, their threads' link to them.
 
-    Their running runs end and their threads are archived, so that nothing can write to
-    their folders again after the erase.
+    Their running runs end and their threads are archived (with a new ETag), so that nothing
+    can write to their folders again after the erase. Audit rows keep a keyed pseudonym of
+    their id, never the id itself.
     """
     principal.require(Permission.WRITE)
     with transaction.atomic():
@@ -58,8 +63,14 @@ def erase_end_user(principal: Principal, external_id: str) -> None:
         )
         # What the person said to the agent goes with them; the runs stay as bare records.
         Run.objects.filter(end_user=end_user).update(input=None)
-        Thread.objects.filter(end_user=end_user).update(status=Thread.Status.ARCHIVED)
+        # Every thread of theirs changes (archived, and end_user becomes null below), archived
+        # ones too: a new ETag and updated_at, so no client keeps believing its old copy.
+        bump_all(Thread.objects.filter(end_user=end_user), status=Thread.Status.ARCHIVED)
         for eraser in extensions.end_user_erasers:
             eraser(principal, end_user)
-        audit.record(principal, "end_user.erase", "end_user", end_user.id)
+        # Their id stays in no audit row: users/<id>/ paths and end_user details get a keyed
+        # pseudonym. Threads and runs keep no copy of it: their end_user is set to NULL by
+        # end_user.delete() (on_delete=SET_NULL), inside this transaction.
+        pseudonym = audit.pseudonymise_end_user(end_user.workspace_id, end_user.external_id)
+        audit.record(principal, "end_user.erase", "end_user", end_user.id, pseudonym=pseudonym)
         end_user.delete()

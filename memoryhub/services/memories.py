@@ -13,7 +13,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
-from memoryhub import audit, catalog
+from memoryhub import audit, catalog, extensions
 from memoryhub.conf import setting
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Permission
@@ -213,5 +213,7 @@ def delete_memory(principal: Principal, memory_id: str, if_match: str) -> None:
         memory = get_in_workspace(Memory.objects.all(), principal, memory_id, "memory", lock=True)
         bump_version(memory, if_match)
         _kind_of_memory(memory).on_delete(principal, memory)
+        for deleter in extensions.memory_deleters:
+            deleter(principal, memory)
         audit.record(principal, "memory.delete", "memory", memory.id, kind=memory.kind)
         memory.delete()

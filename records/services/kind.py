@@ -2,26 +2,34 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from django.db import transaction
+from django.utils.crypto import salted_hmac
 
 from memoryhub import ids
 from memoryhub.catalog import MemoryKind
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, MemoryProvider
 from memoryhub.principals import Principal
-from records.services import purges
+from records.services import namespaces, purges
 from records.services.providers import require_enabled
 
 NAMESPACE_PREFIX = "a13n-"
 MAX_NAMESPACE = 256
+# Names the HMAC key derived from SECRET_KEY for default namespaces, and nothing else.
+DEFAULT_NAMESPACE_SALT = "memoryhub.records.default_namespace"
 
 
 def default_namespace(memory_id: str) -> str:
-    """``a13n-`` and 32 hex characters derived from the memory's id."""
-    return NAMESPACE_PREFIX + hashlib.sha256(memory_id.encode()).hexdigest()[:32]
+    """``a13n-`` and 32 hex characters of an HMAC-SHA256 of the memory's id.
+
+    Keyed by a secret derived from SECRET_KEY, so no one can compute another memory's
+    namespace from its public id. Computed once, on create: the row keeps it (a new
+    SECRET_KEY changes only future defaults).
+    """
+    digest = salted_hmac(DEFAULT_NAMESPACE_SALT, memory_id, algorithm="sha256").hexdigest()
+    return NAMESPACE_PREFIX + digest[:32]
 
 
 def validate_namespace(value: Any) -> str:
@@ -62,17 +70,13 @@ def prepare_create(principal: Principal, data: dict) -> dict:
     memory_id = ids.new_memory_id()
     explicit = data.get("namespace")
     namespace = default_namespace(memory_id) if explicit is None else validate_namespace(explicit)
-    # The provider's row lock orders this check against deletions that start a purge.
     with transaction.atomic():
         provider = _provider(principal, data)
-        if Memory.objects.filter(provider=provider, namespace=namespace).exists():
-            raise ApiError(409, "another memory uses this namespace", code="already_exists")
-        if purges.is_purging(provider, namespace):
-            raise ApiError(
-                409,
-                "the records of a deleted memory in this namespace are still being purged",
-                reason="namespace_purging",
-            )
+        # Held until the caller's transaction (create_memory's) commits the new row: the
+        # check and the INSERT are one step for every workspace on this backend.
+        key = namespaces.key_of(provider)
+        namespaces.lock(key, namespace)
+        namespaces.refuse_taken(key, [namespace])
     return {"id": memory_id, "provider": provider, "namespace": namespace}
 
 
@@ -80,7 +84,9 @@ def on_delete(principal: Principal, memory: Memory) -> None:
     """Inside the delete transaction: the purge's outbox row; its task runs on commit."""
     if memory.provider_id is None or not memory.namespace:
         return
-    MemoryProvider.objects.select_for_update().filter(pk=memory.provider_id).first()
+    provider = MemoryProvider.objects.select_for_update().filter(pk=memory.provider_id).first()
+    # Orders the pending purge against adoptions of the namespace on the same backend.
+    namespaces.lock(namespaces.key_of(provider), memory.namespace)
     purges.enqueue_purge(principal, memory)
 
 

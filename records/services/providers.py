@@ -7,7 +7,7 @@ import logging
 import re
 import secrets
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from django.db import transaction
 from django.db.models import QuerySet
@@ -31,6 +31,7 @@ CREDENTIAL_FIELDS = {
 MAX_TIMEOUT = 120.0
 MAX_BASE_URL_CHARS = 2000
 MAX_CREDENTIAL_CHARS = 1000
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 # Underscores too: container networks name services like ``mem0_api``.
@@ -53,6 +54,48 @@ def _valid_host(netloc: str, host: str) -> bool:
     if labels[-1].isdigit():  # "1.2.3.4.5", "999.1.1.1": no top-level domain is numeric
         return False
     return 0 < len(ascii_host) <= 253 and all(_HOST_LABEL.fullmatch(x) for x in labels)
+
+
+def normalize_base_url(url: str) -> str:
+    """One spelling per server: scheme and host lower-cased, host in IDNA (ASCII), an IP
+    address in its compressed form, the scheme's default port and trailing slashes dropped.
+
+    Only for comparing addresses (the backend key); the stored base_url keeps its spelling.
+    """
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").rstrip(".")
+    try:
+        ip = ipaddress.ip_address(host)
+        host = f"[{ip.compressed}]" if ip.version == 6 else ip.compressed
+    except ValueError:
+        try:
+            host = host.encode("idna").decode("ascii").lower()
+        except UnicodeError:  # not a valid base_url anyway; compare it as written
+            host = host.lower()
+    port = parts.port
+    netloc = host if port is None or port == DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
+    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def backend_key(provider_type: str, config: dict) -> str:
+    """Which backend a provider's records live in: its type and normalised base_url.
+
+    Credentials are left out on purpose: two keys of one server may see the same data.
+    """
+    base_url = (config or {}).get("base_url") or DEFAULT_BASE_URL  # as make_backend
+    return f"{provider_type} {normalize_base_url(base_url)}"
+
+
+def providers_on_backend(key: str) -> list[str]:
+    """The ids of every workspace's providers on this backend.
+
+    base_url is stored as written, so the match is computed here: one small row per
+    provider of the type.
+    """
+    provider_type = key.split(" ", 1)[0]
+    rows = MemoryProvider.objects.filter(type=provider_type).values_list("id", "config")
+    return [pid for pid, config in rows if backend_key(provider_type, config) == key]
 
 
 def _base_url(provider_type: str, value: Any) -> str:
@@ -210,6 +253,7 @@ def update_provider(
             changes["name"] = validate_name(data["name"])
         if "config" in data:
             changes["config"] = validate_config(provider.type, data["config"])
+            _refuse_move(provider, changes["config"])
         if "credential" in data:
             credential = validate_credential(provider.type, data["credential"])
             changes["credential_encrypted"] = crypto.encrypt_json(credential)
@@ -222,6 +266,24 @@ def update_provider(
             principal, "memory_provider.update", "memory_provider", provider.id, fields=fields
         )
     return provider
+
+
+def _refuse_move(provider: MemoryProvider, config: dict) -> None:
+    """409 when a new base_url moves the provider's namespaces onto a backend where a
+    live memory or a pending purge of any workspace has one of them."""
+    from records.services import namespaces  # it imports this module
+
+    key = backend_key(provider.type, config)
+    if key == namespaces.key_of(provider):
+        return
+    # One lock for all its namespaces: no adoption on the new backend until this commits.
+    namespaces.lock_backend(key)
+    namespaces.refuse_taken(
+        key,
+        Memory.objects.filter(provider=provider, namespace__isnull=False).values_list(
+            "namespace", flat=True
+        ),
+    )
 
 
 def delete_provider(principal: Principal, provider_id: str, if_match: str) -> None:
@@ -248,10 +310,18 @@ def delete_provider(principal: Principal, provider_id: str, if_match: str) -> No
 
 
 def unused_namespace(provider: MemoryProvider) -> str:
+    """A random namespace that no memory and no pending purge uses on the provider's
+    backend, in any workspace (the test reads it, so it must be nobody's)."""
+    from records.services import namespaces  # it imports this module
+
+    key = namespaces.key_of(provider)
     while True:
         namespace = "a13n-test-" + secrets.token_hex(16)
-        if not Memory.objects.filter(provider=provider, namespace=namespace).exists():
-            return namespace
+        try:
+            namespaces.refuse_taken(key, [namespace])
+        except ApiError:
+            continue
+        return namespace
 
 
 def test_provider(principal: Principal, provider_id: str) -> dict:

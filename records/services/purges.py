@@ -4,6 +4,10 @@ Deleting a record memory writes a :class:`PurgeJob` in the same transaction; aft
 Celery task tries :func:`attempt`. A failed try is recorded and tried again later with
 backoff, at most ``outbox.defaults.max_attempts`` times; then the job stops as ``failed``
 and the records stay in the backend. ``manage.py purges --retry ID`` starts it over.
+
+A purge never deletes a namespace that a live memory on the same backend uses, in any
+workspace (see :mod:`records.services.namespaces`): such a job stops at once as
+``skipped``, with the reason on the job and its try, since trying again cannot help.
 """
 
 from __future__ import annotations
@@ -18,15 +22,20 @@ from django.utils import timezone
 from memoryhub import audit
 from memoryhub.conf import setting
 from memoryhub.errors import ApiError
-from memoryhub.models import Memory, MemoryProvider
+from memoryhub.models import Memory
 from memoryhub.principals import Principal
 from records.models import PurgeAttempt, PurgeJob
+from records.services import namespaces
 from records.services.providers import backend_of
 
 logger = logging.getLogger(__name__)
 
 BACKOFF_BASE_SECONDS = 30
 BACKOFF_MAX_SECONDS = 3600
+IN_USE = (
+    "skipped: a live memory on this backend uses this namespace again;"
+    " the purge would delete its records"
+)
 
 
 @dataclass
@@ -38,12 +47,6 @@ class Outcome:
 def backoff(attempts: int) -> int:
     """Seconds to wait after the ``attempts``-th failed try: 30 s, 60 s, 120 s ... 1 h."""
     return min(BACKOFF_BASE_SECONDS * 2 ** max(attempts - 1, 0), BACKOFF_MAX_SECONDS)
-
-
-def is_purging(provider: MemoryProvider, namespace: str) -> bool:
-    return PurgeJob.objects.filter(
-        provider=provider, namespace=namespace, status=PurgeJob.Status.PENDING
-    ).exists()
 
 
 def schedule(job_id: str, countdown: int | None = None) -> None:
@@ -69,9 +72,6 @@ def enqueue_purge(principal: Principal, memory: Memory) -> PurgeJob:
 
 def _try(job: PurgeJob) -> str:
     """One purge call; the error text, or "" when it worked."""
-    if Memory.objects.filter(provider_id=job.provider_id, namespace=job.namespace).exists():
-        # Never purge records that a live memory has adopted since.
-        return "a memory uses this namespace again; the purge would delete its records"
     try:
         backend = backend_of(job.provider)
         try:
@@ -98,14 +98,22 @@ def attempt(job_id: str) -> Outcome:
         if job is None:
             return Outcome(None)
         job.attempts += 1
-        error = _try(job)
+        # Held through the purge call: no adoption of the namespace on this backend can
+        # slip in between the check and the deletion.
+        key = namespaces.key_of(job.provider)
+        namespaces.lock(key, job.namespace)
+        skipped = namespaces.in_use(key, [job.namespace])
+        error = IN_USE if skipped else _try(job)
         PurgeAttempt.objects.create(
             job=job, workspace_id=job.workspace_id, number=job.attempts, ok=not error, error=error
         )
         now = timezone.now()
         retry_in = None
         job.last_error = error
-        if not error:
+        if skipped:
+            job.status, job.finished_at, job.next_attempt_at = PurgeJob.Status.SKIPPED, now, None
+            logger.warning("purge %s skipped: a live memory uses %s", job.id, job.namespace)
+        elif not error:
             job.status, job.finished_at, job.next_attempt_at = PurgeJob.Status.DONE, now, None
         elif job.attempts >= setting("outbox.defaults.max_attempts"):
             job.status, job.finished_at, job.next_attempt_at = PurgeJob.Status.FAILED, now, None
@@ -118,15 +126,20 @@ def attempt(job_id: str) -> Outcome:
 
 
 def retry(job_id: str) -> PurgeJob:
-    """Starts a pending or failed job over with a full set of tries (operators' command)."""
+    """Starts a pending, failed or skipped job over with a full set of tries (operators'
+    command), unless a live memory on the job's backend uses the namespace."""
     with transaction.atomic():
         job = PurgeJob.objects.select_for_update().filter(pk=job_id).first()
         if job is None:
             raise ApiError(404, "purge job not found")
         if job.status == PurgeJob.Status.DONE:
             raise ApiError(409, "the purge is done already", reason="purge_done")
-        if Memory.objects.filter(provider_id=job.provider_id, namespace=job.namespace).exists():
-            raise ApiError(409, "a memory uses this namespace again", reason="namespace_in_use")
+        key = namespaces.key_of(job.provider)
+        namespaces.lock(key, job.namespace)
+        if namespaces.in_use(key, [job.namespace]):
+            raise ApiError(
+                409, "a memory on this backend uses this namespace", reason="namespace_in_use"
+            )
         job.status, job.attempts, job.finished_at = PurgeJob.Status.PENDING, 0, None
         job.next_attempt_at = timezone.now()
         job.save()

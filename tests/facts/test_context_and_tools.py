@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -13,6 +14,7 @@ from tests.facts.conftest import save
 CONTEXT = "/v0/memory/context"
 TOOLS = "/v0/memory/tools"
 CALL = "/v0/memory/tools/call"
+CALL_IDS = itertools.count(1)
 
 
 def context_of(api, **body) -> str:
@@ -126,7 +128,8 @@ def test_tools_paths_are_checked(alice, nobody):
 
 
 # -- tool calls ---------------------------------------------------------------------------
-def call(api, name, arguments, paths=("users/{user}/",), call_id="call_1"):
+def call(api, name, arguments, paths=("users/{user}/",), call_id=None):
+    call_id = call_id or f"call_{next(CALL_IDS)}"  # one id per call: an id runs once per run
     tool_call = {
         "id": call_id,
         "type": "function",

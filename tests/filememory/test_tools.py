@@ -7,6 +7,7 @@ import json
 import pytest
 
 from filememory.models import File, Revision
+from filememory.representations import file_etag
 from filememory.services.files import put_file
 from filememory.services.writes import Actor
 from filememory.tools import execute_file_tool, file_tool_definitions, tool_permission
@@ -114,7 +115,7 @@ def test_changes_by_people_make_the_conversation_stale(tenant, memory, converse)
     first, _ = put_file(Actor(tenant.owner), memory.id, "a.md", "one", None)
     c = converse()
     c.tool("memory_file_view", path="a.md")
-    put_file(Actor(tenant.owner), memory.id, "a.md", "two", f'"{first.id}-1"')
+    put_file(Actor(tenant.owner), memory.id, "a.md", "two", file_etag(first))
     answer = c.tool("memory_file_str_replace", path="a.md", old_str="one", new_str="1")
     assert answer.startswith("error: precondition_failed:") and "two" in answer
 
@@ -125,7 +126,7 @@ def test_deleted_under_the_conversation(tenant, memory, converse):
     c.tool("memory_file_view", path="a.md")
     from filememory.services.files import delete_file
 
-    delete_file(Actor(tenant.owner), memory.id, "a.md", f'"{first.id}-1"')
+    delete_file(Actor(tenant.owner), memory.id, "a.md", file_etag(first))
     answer = c.tool("memory_file_create", path="a.md", file_text="again")
     assert answer.startswith("error: precondition_failed:")
     assert "no file at that path now" in answer

@@ -22,13 +22,16 @@ def create(api, provider: MemoryProvider, **extra):
 
 
 def test_a_record_memory_gets_a_namespace_derived_from_its_id(owner, any_provider):
+    from records.services.kind import default_namespace
+
     response = create(owner, any_provider, guide="One fact per record.")
     assert response.status_code == 201, response.content
     data = response.json()
     assert data["kind"] == "record" and data["type"] == any_provider.type
     assert data["provider_id"] == any_provider.id
-    expected = "a13n-" + hashlib.sha256(data["id"].encode()).hexdigest()[:32]
-    assert data["namespace"] == expected
+    # Keyed by the server's secret, not the bare hash of the public id.
+    assert data["namespace"] == default_namespace(data["id"])
+    assert data["namespace"] != "a13n-" + hashlib.sha256(data["id"].encode()).hexdigest()[:32]
     assert len(data["namespace"]) == len("a13n-") + 32
     assert data["file_count"] is None and data["content_bytes"] is None
 
@@ -172,16 +175,24 @@ def test_a_namespace_being_purged_cannot_be_taken(owner, platform_provider):
     assert create(owner, platform_provider, namespace="busy").status_code == 201
 
 
-def test_the_same_namespace_on_another_provider_is_free(owner, platform_provider, tenant):
-    other = MemoryProvider.objects.create(
-        workspace=tenant.workspace,
-        type="mem0_platform",
-        name="second account",
-        config=platform_provider.config,
-        credential_encrypted=platform_provider.credential_encrypted,
-    )
+def test_the_same_namespace_on_another_provider_is_free_only_on_another_backend(
+    owner, platform_provider, tenant
+):
+    def provider_at(base_url: str) -> MemoryProvider:
+        return MemoryProvider.objects.create(
+            workspace=tenant.workspace,
+            type="mem0_platform",
+            name="second account",
+            config={**platform_provider.config, "base_url": base_url},
+            credential_encrypted=platform_provider.credential_encrypted,
+        )
+
     assert create(owner, platform_provider, namespace="ns").status_code == 201
-    assert create(owner, other, namespace="ns").status_code == 201
+    # A second row for the same server is the same backend: its namespaces are shared.
+    response = create(owner, provider_at(platform_provider.config["base_url"]), namespace="ns")
+    assert response.status_code == 409
+    assert error_of(response)["code"] == "already_exists"
+    assert create(owner, provider_at("https://mem0.example.com"), namespace="ns").status_code == 201
 
 
 @pytest.mark.django_db(transaction=True)

@@ -320,3 +320,23 @@ def test_joined_defaults_change_the_threads_etag(runner, tenant, make_memory):
     assert after["ETag"] != before
     stale = _mount(runner, thread["id"], before, name="x", memory_id=make_memory("X").id)
     assert stale.status_code == 412
+
+
+def test_deleting_a_mounted_memory_changes_the_threads_etag(runner, owner, thread, make_memory):
+    """The cascade takes the mount: a client holding the old ETag must learn of it."""
+    memory = make_memory()
+    etag = _mount(runner, thread.id, '"1"', name="team", memory_id=memory.id)["ETag"]
+    other = create_thread_for(thread)
+    memory_etag = owner.get(f"/api/v1/memories/{memory.id}")["ETag"]
+    assert (
+        owner.delete(f"/api/v1/memories/{memory.id}", HTTP_IF_MATCH=memory_etag).status_code == 204
+    )
+    listed = runner.get(f"/api/v1/threads/{thread.id}/memories")
+    assert listed.json()["memories"] == [] and listed["ETag"] != etag
+    stale = _mount(runner, thread.id, etag, name="again", memory_id=make_memory("B").id)
+    assert stale.status_code == 412
+    assert Thread.objects.get(pk=other.pk).version == 1  # threads without the mount keep theirs
+
+
+def create_thread_for(thread: Thread) -> Thread:
+    return Thread.objects.create(workspace=thread.workspace, agent=thread.agent)

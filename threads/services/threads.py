@@ -6,6 +6,7 @@ from django.db import transaction
 
 from memoryhub import audit
 from memoryhub.errors import ApiError
+from memoryhub.etags import check_if_match
 from memoryhub.models import Agent, Permission, Thread
 from memoryhub.principals import Principal
 from memoryhub.services.common import bump_version, get_in_workspace
@@ -63,8 +64,10 @@ def archive_thread(principal: Principal, thread_id: str, if_match: str | None) -
     principal.require(Permission.RUN)
     with transaction.atomic():
         thread = get_thread(principal, thread_id, lock=True)
+        if if_match is not None:  # stale even when it is archived already (RFC 9110 13.1.1)
+            check_if_match(if_match, thread.version)
         if thread.status != Thread.Status.ARCHIVED:
-            bump_version(thread, if_match, status=Thread.Status.ARCHIVED)
+            bump_version(thread, None, status=Thread.Status.ARCHIVED)
             mounts.remove_all(thread)
             audit.record(principal, "thread.archive", "thread", thread.id)
     return thread

@@ -1,33 +1,24 @@
 """Executing a run's tool calls against its frozen mounts, each call id at most once.
 
-A file tool's write and the record of its call commit in one transaction, so a worker that
-dies mid-call leaves neither and the retry runs it once. A record tool talks to a backend
-outside the database: its call is recorded as started before the backend is asked, and a
-retry that finds it started answers that the outcome is unknown instead of writing twice.
+The at-most-once rule is the kernel's (``memoryhub.tool_calls``), shared with the facts
+tools: one record per run and call id, whichever endpoint received it. A file tool's write
+and the record of its call commit in one transaction; a record tool talks to a backend
+outside the database, so a retry of a call that never finished answers that its outcome is
+unknown instead of writing twice.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-
-from django.db import IntegrityError, transaction
-from django.utils import timezone
-
 from filememory.tools import execute_file_tool
+from memoryhub import tool_calls
 from memoryhub.errors import ApiError
 from memoryhub.models import Permission, Run
 from memoryhub.principals import Principal
 from memoryhub.services.common import get_in_workspace
 from memoryhub.tools import FILE_TOOL_KEYS, MAX_TOOL_CALL_ID, RECORD_TOOL_KEYS, parse_arguments
 from records.tools import execute_record_tool
-from threads.models import RunMount, ToolCall
-from threads.services.toolset import disabled_tools, tool_allowed
-
-OUTCOME_UNKNOWN = (
-    "error: outcome_unknown: an earlier attempt of this tool call did not finish, so it may "
-    "or may not have happened; read the file or search the records before writing again"
-)
+from threads.models import RunMount
+from threads.services.toolset import disabled_tools, run_tool_definitions, tool_allowed
 
 
 def _run_of(principal: Principal, run_id: str) -> Run:
@@ -40,8 +31,7 @@ def _run_of(principal: Principal, run_id: str) -> Run:
 
 
 def _digest(name: str, arguments: dict) -> str:
-    canonical = json.dumps([name, arguments], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return tool_calls.digest(name, arguments)  # the same digest as before the kernel took it
 
 
 def _tool_key(name: object) -> str:
@@ -52,17 +42,24 @@ def _tool_key(name: object) -> str:
 
 
 def _mount_for(run: Run, key: str, arguments: dict) -> RunMount:
+    mounts = list(RunMount.objects.filter(run=run))
     kind = "file" if key in FILE_TOOL_KEYS else "record"
-    mounts = [m for m in RunMount.objects.filter(run=run) if m.kind == kind]
-    if key in disabled_tools(run.agent) or not mounts or run.inline:
+    of_kind = [m for m in mounts if m.kind == kind]
+    if key in disabled_tools(run.agent) or not of_kind or run.inline:
         raise ApiError(403, f"memory_{key} is not offered to this run", code="forbidden")
-    if len(mounts) == 1:
-        return mounts[0]
+    # The arguments are those of the definition this run was offered: ``memory`` only
+    # with several mounts of the kind. Without one (read-only), access refuses below.
+    name = f"memory_{key}"
+    for definition in run_tool_definitions(run.agent, mounts):
+        if definition["function"]["name"] == name:
+            tool_calls.check_declared(definition, arguments)
+    if len(of_kind) == 1:
+        return of_kind[0]
     chosen = arguments.get("memory")
-    for mount in mounts:
+    for mount in of_kind:
         if mount.name == chosen:
             return mount
-    names = ", ".join(m.name for m in mounts)
+    names = ", ".join(m.name for m in of_kind)
     raise ApiError(422, f"memory must be one of: {names}")
 
 
@@ -94,19 +91,6 @@ def _answer(call_id: str, content: str) -> dict:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
-def _earlier(run: Run, call_id: str, digest: str) -> dict | None:
-    earlier = ToolCall.objects.filter(run=run, call_id=call_id).first()
-    if earlier is None:
-        return None
-    if earlier.arguments_digest != digest:
-        raise ApiError(
-            409, "this tool call id was used with other arguments", reason="tool_call_reused"
-        )
-    if earlier.status == ToolCall.Status.STARTED:
-        return _answer(call_id, OUTCOME_UNKNOWN)
-    return _answer(call_id, earlier.content)
-
-
 def execute_tool_call(
     principal: Principal, run_id: str, call_id: object, name: object, arguments: object
 ) -> dict:
@@ -119,40 +103,21 @@ def execute_tool_call(
     arguments = parse_arguments(arguments)
     run = _run_of(principal, run_id)
     digest = _digest(name, arguments)
-    found = _earlier(run, call_id, digest)
+    # An id seen before answers first, even under a name that is no memory tool here
+    # (the facts endpoint shares the record).
+    found = tool_calls.earlier_content(run, call_id, digest)
     if found is not None:
-        return found
+        return _answer(call_id, found)
     try:
         key = _tool_key(name)
     except ApiError as error:
-        return _answer(call_id, error.as_tool_text())
-    record = ToolCall(
-        workspace_id=run.workspace_id,
-        run=run,
-        call_id=call_id,
-        name=name,
-        arguments_digest=digest,
-        status=ToolCall.Status.STARTED,
+        return _answer(call_id, error.as_tool_text())  # not recorded: nothing was done
+    content = tool_calls.at_most_once(
+        run,
+        call_id,
+        name,
+        digest,
+        lambda: _execute(principal, run, key, call_id, name, arguments),
+        transactional=key in FILE_TOOL_KEYS,
     )
-    try:
-        if key in FILE_TOOL_KEYS:
-            with transaction.atomic():
-                record.save()
-                content = _execute(principal, run, key, call_id, name, arguments)
-                _finish(record, content)
-        else:
-            with transaction.atomic():
-                record.save()
-            content = _execute(principal, run, key, call_id, name, arguments)
-            _finish(record, content)
-    except IntegrityError:
-        # The same call id arrived twice at once: the other request recorded it first.
-        return _earlier(run, call_id, digest) or _answer(call_id, OUTCOME_UNKNOWN)
     return _answer(call_id, content)
-
-
-def _finish(record: ToolCall, content: str) -> None:
-    record.status = ToolCall.Status.DONE
-    record.content = content
-    record.finished_at = timezone.now()
-    record.save(update_fields=["status", "content", "finished_at"])

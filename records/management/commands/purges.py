@@ -1,4 +1,4 @@
-"""List the purges of deleted record memories, and start stuck or failed ones over."""
+"""List the purges of deleted record memories, and start stuck, failed or skipped ones over."""
 
 from __future__ import annotations
 
@@ -11,15 +11,16 @@ from records.services import purges
 
 class Command(BaseCommand):
     help = (
-        "Lists the purges of deleted record memories (pending and failed unless --status"
-        " says otherwise); --retry ID starts one over with a full set of tries."
+        "Lists the purges of deleted record memories (all but done ones unless --status says"
+        " otherwise; skipped: a live memory on the same backend uses the namespace, the"
+        " records stay); --retry ID starts one over with a full set of tries."
     )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument(
             "--status",
             choices=[*PurgeJob.Status.values, "all"],
-            help="list only purges with this status (default: pending and failed)",
+            help="list only purges with this status (default: pending, failed and skipped)",
         )
         parser.add_argument("--retry", metavar="ID", help="start this purge over")
 
