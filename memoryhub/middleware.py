@@ -64,7 +64,10 @@ class ApiGuardMiddleware:
             return None
         error = from_exception(exception)
         if error is None:
-            logger.exception("unhandled error on %s", request.path)
+            # The route, not the path: a path can hold a person's id (erased later, never
+            # from the logs) as in DELETE /api/v1/end-users/<id>.
+            route = getattr(request.resolver_match, "route", "") or "an unresolved path"
+            logger.exception("unhandled error on %s %s", request.method, route)
             error = ApiError(500, "internal error")
         return json_error(error)
 

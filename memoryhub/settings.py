@@ -201,7 +201,8 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.request": {"level": "ERROR"}},
+    "filters": {"route_not_path": {"()": "memoryhub.logs.RouteNotPath"}},
+    "loggers": {"django.request": {"level": "ERROR", "filters": ["route_not_path"]}},
 }
 
 if not DEBUG:

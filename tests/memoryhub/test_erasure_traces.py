@@ -195,3 +195,19 @@ def test_erasing_in_the_admin_leaves_no_log_entry_naming_the_person(
     entry = LogEntry.objects.get(object_id=person.pk)  # the deletion is still logged
     assert entry.object_repr == person.pk  # by the internal id alone
     assert not LogEntry.objects.filter(object_repr__contains=ALICE).exists()
+
+
+def test_an_unhandled_error_logs_the_route_not_the_persons_id(owner, monkeypatch, caplog):
+    """The request that erases a person must not leave their id in the error log."""
+    from memoryhub.services import end_users
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("database went away")
+
+    monkeypatch.setattr(end_users, "erase_end_user", fail)
+    owner.raise_request_exception = False
+    response = owner.delete("/api/v1/end-users/alice@example.com")
+    assert response.status_code == 500 and response.json()["error"]["code"]
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert "Internal Server Error: api/v1/end-users/<str:end_user>" in logged
+    assert "alice@example.com" not in logged
