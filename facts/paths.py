@@ -7,9 +7,11 @@ A path is ``/``-separated segments of 1-100 letters, digits and ``. _ : @ - { }`
 named ``users/{user}/`` (or by the user's own id); ``{user}`` anywhere else is 422.
 
 Refused too (422): ``.`` and ``..`` segments (a path is a folder name, never resolved, so
-``notes/../users/bob/`` would be a shared folder that reads as bob's), and a first segment
-that reads as ``users`` without being it (``Users``, fullwidth or Cyrillic look-alikes),
-which would make a shared folder that looks exactly like a person's private one.
+``notes/../users/bob/`` would be a shared folder that reads as bob's); a segment holding an
+invisible character (the Hangul filler U+3164 is a letter, so ``users`` + U+3164 + ``/bob/``
+would render as ``users/bob/``); and a first segment that reads as ``users`` without being
+it (``Users``, fullwidth, Cyrillic or small-capital look-alikes), which would make a shared
+folder that looks exactly like a person's private one.
 """
 
 from __future__ import annotations
@@ -20,11 +22,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memoryhub.errors import ApiError
+from memoryhub.visible import invisible_in
 
 MAX_PATH_CHARS = 300
 USERS = "users"
 USER_PLACEHOLDER = "{user}"
 _SEGMENT_RE = re.compile(r"[\w.:@{}\-]{1,100}")
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): characters that render
+# as nothing. Of these, _SEGMENT_RE lets through the Hangul fillers U+115F, U+1160, U+3164
+# and U+FFA0 (letters by category); the whole set is refused, whatever \w comes to match.
+_SMALL_CAPITAL = "LATIN LETTER SMALL CAPITAL "
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,13 @@ def segments_of(raw: object, field: str = "path") -> list[str]:
             raise ApiError(
                 422, f"{field}: '.' and '..' segments are not allowed (paths are never resolved)"
             )
+        invisible = invisible_in(segment)
+        if invisible:
+            raise ApiError(
+                422,
+                f"{field}: segment {segment!r} contains an invisible character ({invisible});"
+                " folder names must be visible",
+            )
     if looks_like_users(segments[0]):
         raise ApiError(
             422,
@@ -84,8 +98,9 @@ def looks_like_users(segment: str) -> bool:
 
     After NFKC and case folding (``Users``, fullwidth ``ｕｓｅｒｓ``), each character must be
     the letter of ``users`` or, by Unicode's confusables data (UTS #39), a look-alike of it
-    (Cyrillic ``ѕ`` and ``е``, Greek ``υ``...). Accented letters are not look-alikes, so
-    ``şirket/`` or ``üsers/`` stay ordinary folders.
+    (Cyrillic ``ѕ`` and ``е``, Greek ``υ``...) or its Latin small capital (``ᴜꜱᴇʀꜱ``, which
+    the confusables data maps only in part; NFKC turns modifier small capitals into these).
+    Accented letters are not look-alikes, so ``şirket/`` or ``üsers/`` stay ordinary folders.
     """
     if segment == USERS:
         return False
@@ -97,6 +112,9 @@ def looks_like_users(segment: str) -> bool:
 def _looks_like(char: str, letter: str) -> bool:
     if char == letter:
         return True
+    name = unicodedata.name(char, "")
+    if name.startswith(_SMALL_CAPITAL) and len(name) == len(_SMALL_CAPITAL) + 1:
+        return name[-1].lower() == letter  # "LATIN LETTER SMALL CAPITAL R": ʀ reads as r
     # Imported on first use: the package loads about 1 MB of Unicode data.
     from confusable_homoglyphs import confusables
 

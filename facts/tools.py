@@ -114,8 +114,10 @@ class Toolbox:
         except ApiError as error:
             return _message(call_id, error.as_tool_text())  # not recorded: nothing was done
         run = self.principal.run
-        # The paths are part of the call: with one path they say where save_memory writes.
-        digest = tool_calls.digest(name, arguments, context=self.given)
+        # The folders are part of the call: with one path they say where save_memory writes.
+        # Resolved and sorted, so a retry spelling or ordering them otherwise is the same.
+        folders = sorted(folder.path for folder in self.folders.values())
+        digest = tool_calls.digest(name, arguments, context=folders)
         found = tool_calls.earlier_content(run, call_id, digest)
         if found is not None:
             return _message(call_id, found)

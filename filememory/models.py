@@ -6,7 +6,7 @@ from django.db import models
 from django.utils import timezone
 
 from memoryhub import ids
-from memoryhub.models import Memory, Thread, Workspace
+from memoryhub.models import PRINCIPAL_ID_MAX, Memory, Thread, Workspace
 
 
 def new_revision_id() -> str:
@@ -29,7 +29,7 @@ class File(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
     # Who made the latest change.
-    principal_id = models.CharField(max_length=64)
+    principal_id = models.CharField(max_length=PRINCIPAL_ID_MAX)
     run_id = models.CharField(max_length=48, null=True, blank=True)
     tool_call_id = models.CharField(max_length=200, null=True, blank=True)
 
@@ -65,7 +65,7 @@ class Revision(models.Model):
     # A rename's other side: the new path on the old path's revision and the reverse.
     other_path = models.CharField(max_length=1024, null=True, blank=True)
     principal_type = models.CharField(max_length=16)
-    principal_id = models.CharField(max_length=64)
+    principal_id = models.CharField(max_length=PRINCIPAL_ID_MAX)
     run_id = models.CharField(max_length=48, null=True, blank=True)
     tool_call_id = models.CharField(max_length=200, null=True, blank=True)
     restored_from = models.CharField(max_length=48, null=True, blank=True)

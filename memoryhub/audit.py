@@ -30,8 +30,11 @@ _PSEUDONYM_SALT = "memoryhub.audit.erased-end-user"
 # after '"' or '/'; in object_id (a file's is "<memory id>:<path>") after '^', ':' or '/'.
 _PSEUDONYMISE_SQL = r"""
 UPDATE memoryhub_auditevent
-SET object_id = regexp_replace(
-        object_id, '(^|[/:])users/' || %(id_re)s || '(?=/|$)', '\1users/' || %(pseudonym)s, 'g'
+SET object_id = left(  -- a longer pseudonym must not push a long file path past the column
+        regexp_replace(
+            object_id, '(^|[/:])users/' || %(id_re)s || '(?=/|$)', '\1users/' || %(pseudonym)s, 'g'
+        ),
+        %(max_object_id)s
     ),
     details = regexp_replace(
         details::text,
@@ -93,6 +96,7 @@ def pseudonymise_end_user(workspace_id: str, external_id: str) -> str:
                 "id_re": re.escape(external_id),
                 "pseudonym": replacement,
                 "like": f"%users/{like_id}%",
+                "max_object_id": AuditEvent._meta.get_field("object_id").max_length,
             },
         )
     return replacement

@@ -16,6 +16,9 @@ class Permission(models.TextChoices):
 
 PERMISSION_LEVELS = {Permission.READ: 1, Permission.RUN: 2, Permission.WRITE: 3}
 
+# "user:" and a Django username (at most 150 characters), the longest principal id.
+PRINCIPAL_ID_MAX = 160
+
 
 class Workspace(models.Model):
     id = models.CharField(primary_key=True, max_length=48, default=ids.new_workspace_id)
@@ -256,7 +259,7 @@ class AuditEvent(models.Model):
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="audit_events")
     principal_type = models.CharField(max_length=16)
-    principal_id = models.CharField(max_length=64)
+    principal_id = models.CharField(max_length=PRINCIPAL_ID_MAX)
     action = models.CharField(max_length=64)
     object_type = models.CharField(max_length=32)
     object_id = models.CharField(max_length=1200)  # a memory id and a 1024-byte file path

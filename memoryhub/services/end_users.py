@@ -12,6 +12,7 @@ from memoryhub.errors import ApiError
 from memoryhub.models import EndUser, Permission, Run, Thread
 from memoryhub.principals import Principal
 from memoryhub.services.common import bump_all
+from memoryhub.visible import invisible_in
 
 # The id becomes the folder name in users/{user}/, so it follows the fact path segment rule
 # (letters, digits and . _ : @ -; braces are left out so that it never reads as a placeholder;
@@ -25,6 +26,8 @@ def validate_external_id(value: object) -> str:
         raise ApiError(422, "end_user is 1-100 letters, digits and . _ : @ -")
     if value in (".", ".."):
         raise ApiError(422, "end_user may not be '.' or '..' (it names the folder users/<id>/)")
+    if invisible := invisible_in(value):
+        raise ApiError(422, f"end_user contains an invisible character ({invisible})")
     return value
 
 

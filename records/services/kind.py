@@ -43,6 +43,13 @@ def validate_namespace(value: Any) -> str:
         raise ApiError(
             422, "namespace is 1 to 256 printable characters with no whitespace and no *"
         )
+    if value.startswith(NAMESPACE_PREFIX):
+        # memoryhub's own defaults: those made before they were keyed can be computed from
+        # a memory id, and a backend reached by another name (an IP address, a DNS alias)
+        # has another key, so no one may adopt one explicitly.
+        raise ApiError(
+            422, f"namespaces starting with {NAMESPACE_PREFIX} are memoryhub's own defaults"
+        )
     return value
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import posixpath
 import re
 import secrets
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from django.db import transaction
 from django.db.models import QuerySet
@@ -58,10 +59,19 @@ def _valid_host(netloc: str, host: str) -> bool:
 
 def normalize_base_url(url: str) -> str:
     """One spelling per server: scheme and host lower-cased, host in IDNA (ASCII), an IP
-    address in its compressed form, the scheme's default port and trailing slashes dropped.
+    address in its compressed form, the scheme's default port and trailing slashes dropped,
+    the path percent-decoded with its dot segments resolved (as HTTP clients send it).
 
     Only for comparing addresses (the backend key); the stored base_url keeps its spelling.
+    Total: a row saved before today's checks compares as written, lower-cased.
     """
+    try:
+        return _normalized(url)
+    except ValueError:
+        return url.strip().lower()
+
+
+def _normalized(url: str) -> str:
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").rstrip(".")
@@ -75,7 +85,9 @@ def normalize_base_url(url: str) -> str:
             host = host.lower()
     port = parts.port
     netloc = host if port is None or port == DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
-    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
+    # Merging more spellings than a server would (``//``) only refuses more, never less.
+    path = posixpath.normpath(unquote(parts.path)) if parts.path.strip("/") else ""
+    return urlunsplit((scheme, netloc, path.rstrip("/"), "", ""))
 
 
 def backend_key(provider_type: str, config: dict) -> str:
@@ -115,6 +127,12 @@ def _base_url(provider_type: str, value: Any) -> str:
         raise ApiError(422, "config.base_url may not hold credentials, a query or a fragment")
     if not _valid_host(parts.netloc, parts.hostname or ""):
         raise ApiError(422, "config.base_url needs a host name or an IP address")
+    if not _plain_path(parts.path):
+        # One server, one spelling: "/x/..", "/%2e" or "//" would name the same backend
+        # under another key (records/services/namespaces.py).
+        raise ApiError(
+            422, "config.base_url's path is plain segments of letters, digits and . _ ~ -"
+        )
     try:
         outbound.check_url(url)
     except outbound.OutboundRefused as exc:
@@ -122,6 +140,15 @@ def _base_url(provider_type: str, value: Any) -> str:
             422, f"config.base_url is refused by the outbound policy: {exc}", reason="outbound"
         ) from None
     return url
+
+
+_PATH_SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")
+
+
+def _plain_path(path: str) -> bool:
+    """No empty, dot, percent-encoded or otherwise special segments."""
+    segments = path.split("/")[1:] if path else []
+    return all(_PATH_SEGMENT.fullmatch(x) and x not in (".", "..") for x in segments)
 
 
 def _timeout(name: str, value: Any) -> float:

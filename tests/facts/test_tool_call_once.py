@@ -160,3 +160,13 @@ def test_several_paths_still_take_a_path(alice):
     other = send(alice, "save_memory", {"text": "n", "colour": "red", "path": "notes/"}, "c2",
                  paths)  # fmt: skip
     assert content_of(other) == "error: invalid_argument: unknown arguments: colour"
+
+
+def test_a_retry_naming_the_same_folders_otherwise_is_the_same_call(alice):
+    """Order and spelling (``users/{user}/`` or the user's own id) do not make another call."""
+    paths = ["users/{user}/", "notes/"]
+    first = content_of(send(alice, "save_memory", {"text": "t", "path": "notes/"}, paths=paths))
+    for retry in (["notes/", "users/{user}/"], ["users/alice/", "notes/"]):
+        again = send(alice, "save_memory", {"text": "t", "path": "notes/"}, paths=retry)
+        assert again.status_code == 200 and content_of(again) == first
+    assert Fact.objects.count() == 1

@@ -189,6 +189,20 @@ def test_deleting_an_end_user_erases_them_after_a_confirmation_with_counts(
     assert staff_events("end_user.erase").filter(object_id=alice.id).count() == 1
 
 
+def test_a_staff_user_with_the_longest_username_can_erase(
+    tenant, agent, run_api, running_run, django_user_model
+):
+    """Django allows 150-character usernames: the audit's principal id must hold them."""
+    name = "o" * 150
+    client = Client()
+    client.force_login(django_user_model.objects.create_superuser(name, "o@example.com", "pw"))
+    alice = _alice_with_memories(tenant, agent, run_api, running_run)
+    response = client.post(f"{ADMIN}/enduser/{quote(alice.pk)}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    assert not EndUser.objects.filter(pk=alice.pk).exists()
+    assert AuditEvent.objects.get(action="end_user.erase").principal_id == f"user:{name}"
+
+
 def test_bulk_delete_of_end_users_erases_each_of_them(staff, tenant, agent, run_api, running_run):
     alice = _alice_with_memories(tenant, agent, run_api, running_run)
     _, bob = run_for(tenant, agent, "bob")

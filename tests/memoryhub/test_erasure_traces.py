@@ -211,3 +211,14 @@ def test_an_unhandled_error_logs_the_route_not_the_persons_id(owner, monkeypatch
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert "Internal Server Error: api/v1/end-users/<str:end_user>" in logged
     assert "alice@example.com" not in logged
+
+
+def test_a_file_path_full_of_the_id_cannot_block_the_erasure(tenant, agent, owner):
+    """A pseudonym is longer than a short id: a 1,024-byte path repeating it must still fit."""
+    run_for(tenant, agent, "a")
+    audit.record(tenant.owner, "file.write", "file", "mem_x:" + "users/a/" * 127 + "f")
+    response = owner.delete("/api/v1/end-users/a")
+    assert response.status_code == 204, response.content
+    assert not EndUser.objects.filter(external_id="a").exists()
+    row = AuditEvent.objects.get(action="file.write")
+    assert "users/a/" not in row.object_id and row.object_id.startswith("mem_x:users/erased-")

@@ -84,9 +84,9 @@ def test_another_workspace_cannot_adopt_a_namespace_through_another_spelling(ten
     assert response.status_code == 409, response.content
     assert error_of(response)["code"] == "already_exists"
     assert not reveals(response, tenant)
-    # Nor its default namespace, known to anyone who sees the memory.
+    # Nor its default namespace, known to anyone who sees the memory: no one adopts those.
     response = adopt(other_tenant.api(), theirs, adopt(tenant.api(), mine).json()["namespace"])
-    assert response.status_code == 409 and error_of(response)["code"] == "already_exists"
+    assert response.status_code == 422 and "memoryhub's own" in error_of(response)["message"]
     assert not Memory.objects.filter(workspace=other_tenant.workspace).exists()
 
 
@@ -267,3 +267,50 @@ def test_workspaces_adopting_one_namespace_at_once_make_one_memory():
     )
     assert sorted(results) == [201] + [409] * (len(tenants) - 1), results
     assert Memory.objects.filter(namespace="race").count() == 1
+
+
+@pytest.mark.parametrize(
+    "alias",
+    [HOST + "/x/..", HOST + "/.", HOST + "/%2e", HOST + "//v1", HOST + "/a;b", HOST + "/%41"],
+)
+def test_a_base_url_with_another_spelling_of_its_path_is_refused(tenant, alias):
+    """HTTP clients resolve these to another path than the one the backend key would see."""
+    response = tenant.api().post(
+        "/api/v1/memory-providers",
+        {"type": "mem0_oss", "name": "alias", "config": {"base_url": alias}},
+    )
+    assert response.status_code == 422, response.content
+    assert "path" in error_of(response)["message"]
+    assert not MemoryProvider.objects.filter(workspace=tenant.workspace).exists()
+
+
+@pytest.mark.parametrize(
+    ("spelling", "canonical"),
+    [
+        (HOST + "/x/../v1", HOST + "/v1"),
+        (HOST + "/%76%31/", HOST + "/v1"),
+        (HOST + "/./v1", HOST + "/v1"),
+    ],
+)
+def test_rows_saved_before_the_path_rule_still_compare_as_their_server(spelling, canonical):
+    assert providers.normalize_base_url(spelling) == canonical
+
+
+def test_an_old_row_with_an_unparseable_base_url_breaks_no_other_workspace(tenant, other_tenant):
+    """A row saved before today's checks (the old admin took any config) compares as written."""
+    MemoryProvider.objects.create(
+        workspace=other_tenant.workspace,
+        type="mem0_platform",
+        name="broken",
+        config={"base_url": "https://h:99999"},
+    )
+    created = adopt(tenant.api(), provider_on(tenant, HOST), "user-7")
+    assert created.status_code == 201, created.content
+
+
+def test_memoryhubs_own_namespaces_cannot_be_adopted(tenant):
+    """Defaults made before they were keyed are sha256 of a memory id: anyone can compute them."""
+    legacy = "a13n-" + hashlib.sha256(b"mem_theirs").hexdigest()[:32]
+    response = adopt(tenant.api(), provider_on(tenant, HOST), legacy)
+    assert response.status_code == 422
+    assert not Memory.objects.filter(workspace=tenant.workspace).exists()
