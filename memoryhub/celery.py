@@ -1,4 +1,8 @@
-"""The Celery app. Tasks live beside their app (``<app>/tasks.py``) and take ids."""
+"""The Celery app. Tasks live beside their app (``<app>/tasks.py``) and take ids.
+
+Periodic tasks are in ``CELERY_BEAT_SCHEDULE`` (settings), sent by ``celery -A memoryhub
+beat``.
+"""
 
 import os
 

@@ -2,7 +2,8 @@
 
 Starts an embedded PostgreSQL when ``DATABASE_URL`` is unset (and nothing answers on
 127.0.0.1:5432), migrates, creates the demo workspace, prints a demo API key and a panel
-login, and runs a Celery worker beside gunicorn until Ctrl-C.
+login, and runs a Celery worker and Celery beat (the periodic tasks: the purge sweep)
+beside gunicorn until Ctrl-C. Beat keeps its schedule file under the data folder.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def main() -> int:
         _manage(environ, "migrate", "--no-input", "-v", "0")
         _manage(environ, "demo_setup", "--data-dir", str(data_dir()))
         broker = "Redis" if environ.get("REDIS_URL") else "the embedded filesystem broker"
-        print(f"Celery worker starting on {broker}", flush=True)
+        print(f"Celery worker and beat starting on {broker}", flush=True)
         processes.append(
             subprocess.Popen(  # noqa: S603
                 [
@@ -46,6 +47,23 @@ def main() -> int:
                     "--pool=threads",
                     "--concurrency=2",
                     "--loglevel=WARNING",
+                ],
+                env=environ,
+            )
+        )
+        # Beat only sends messages, through the same broker (the filesystem one too).
+        processes.append(
+            subprocess.Popen(  # noqa: S603
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "memoryhub",
+                    "beat",
+                    "--loglevel=WARNING",
+                    "--schedule",
+                    str(data_dir() / "celerybeat-schedule"),
                 ],
                 env=environ,
             )

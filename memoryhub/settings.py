@@ -163,6 +163,18 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+# Celery beat (`celery -A memoryhub beat`, one process per deployment) sends the periodic
+# tasks. Every MEMORYHUB_PURGE_SWEEP_SECONDS it sends a try of each purge whose try is due
+# and unclaimed, so a lost message never leaves a purge pending; an unconsumed sweep
+# expires rather than pile up while no worker runs.
+PURGE_SWEEP_SECONDS = float(os.environ.get("MEMORYHUB_PURGE_SWEEP_SECONDS", "60"))
+CELERY_BEAT_SCHEDULE = {
+    "send-due-purges": {
+        "task": "records.send_due_purges",
+        "schedule": PURGE_SWEEP_SECONDS,
+        "options": {"expires": PURGE_SWEEP_SECONDS},
+    },
+}
 
 # --- REST framework -----------------------------------------------------------
 REST_FRAMEWORK = {

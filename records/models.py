@@ -35,6 +35,11 @@ class PurgeJob(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True, default="")
     next_attempt_at = models.DateTimeField(null=True, blank=True)
+    # The claim of the try under way (see records.services.purges): a worker that claims
+    # the job sets both; writing the try's outcome clears them. A claim whose lease has
+    # run out belongs to a worker that stopped, and another worker may take the job over.
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    claim_token = models.CharField(max_length=32, blank=True, default="")
     finished_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

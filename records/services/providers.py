@@ -303,6 +303,14 @@ def _refuse_move(provider: MemoryProvider, config: dict) -> None:
     key = backend_key(provider.type, config)
     if key == namespaces.key_of(provider):
         return
+    if PurgeJob.objects.filter(provider=provider, status=PurgeJob.Status.PENDING).exists():
+        # A pending purge blocks adoptions of its namespace on this backend only while it
+        # stays here, and it must empty the namespace where its records are.
+        raise ApiError(
+            409,
+            "purges of deleted memories still need this provider's address",
+            reason="purge_pending",
+        )
     # One lock for all its namespaces: no adoption on the new backend until this commits.
     namespaces.lock_backend(key)
     namespaces.refuse_taken(

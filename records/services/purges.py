@@ -1,25 +1,39 @@
 """Purging a deleted record memory's namespace: the outbox row and each try to work it off.
 
 Deleting a record memory writes a :class:`PurgeJob` in the same transaction; after commit a
-Celery task tries :func:`attempt`. A failed try is recorded and tried again later with
-backoff, at most ``outbox.defaults.max_attempts`` times; then the job stops as ``failed``
-and the records stay in the backend. ``manage.py purges --retry ID`` starts it over.
+message asks a worker for :func:`attempt`, and the beat task ``records.send_due_purges``
+sends one again for every job whose try is due and unclaimed, so a lost message only
+delays a purge. A failed try is recorded and tried again later with backoff, at most
+``outbox.defaults.max_attempts`` times; then the job stops as ``failed`` and the records
+stay in the backend. ``manage.py purges --retry ID`` starts it over.
+
+A try claims the job with one conditional UPDATE (a lease in ``claimed_until`` and a token
+of its own), calls mem0 outside any transaction, and then writes the outcome in a short
+transaction, only while the job still carries its token. So no row lock is held across
+the HTTP call, two workers never try one job at once, and a worker that dies mid-try
+leaves a claim that runs out: the next message takes the job over.
 
 A purge never deletes a namespace that a live memory on the same backend uses, in any
 workspace (see :mod:`records.services.namespaces`): such a job stops at once as
 ``skipped``, with the reason on the job and its try, since trying again cannot help.
+
+This module never imports ``records.tasks``: it sends the task by name (:func:`schedule`).
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import DateTimeField, ExpressionWrapper, Q
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from memoryhub import audit
+from memoryhub.celery import app
 from memoryhub.conf import setting
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory
@@ -30,11 +44,24 @@ from records.services.providers import backend_of
 
 logger = logging.getLogger(__name__)
 
+PURGE_TASK = "records.purge_namespace"
 BACKOFF_BASE_SECONDS = 30
 BACKOFF_MAX_SECONDS = 3600
+# How long a claim keeps other workers off a job. Far longer than one purge call can take
+# (name resolution, then the provider's connect and read timeouts, at most 120 s each), so
+# a claim runs out only when its worker has stopped; then the job waits this long at most.
+LEASE_SECONDS = 600
+# How many due jobs one run of the beat task sends at most (the rest on its next run).
+DUE_BATCH = 500
 IN_USE = (
     "skipped: a live memory on this backend uses this namespace again;"
     " the purge would delete its records"
+)
+# A try's attempt row until its outcome is written: what stays when its worker stopped.
+NO_OUTCOME = "no outcome recorded: the try is under way, or its worker stopped during it"
+LAST_TRY_LOST = (
+    "stopped: no try is left under outbox.defaults.max_attempts (the last one recorded no"
+    " outcome: its worker stopped during it); the records may remain"
 )
 
 
@@ -42,6 +69,17 @@ IN_USE = (
 class Outcome:
     status: str | None  # the job's status after this try; None when there was nothing to do
     retry_in: int | None = None  # seconds until the next try, when one is due
+    tries: int | None = None  # the job's tries so far: the next try's message names them
+
+
+@dataclass
+class Claim:
+    """A try that holds the job: only its token lets it write the outcome."""
+
+    job: PurgeJob  # with its provider, as the namespace check saw it
+    token: str
+    number: int  # this try's number (the job's attempts, this one included)
+    attempt_id: int  # its PurgeAttempt row
 
 
 def backoff(attempts: int) -> int:
@@ -49,10 +87,15 @@ def backoff(attempts: int) -> int:
     return min(BACKOFF_BASE_SECONDS * 2 ** max(attempts - 1, 0), BACKOFF_MAX_SECONDS)
 
 
-def schedule(job_id: str, countdown: int | None = None) -> None:
-    from records.tasks import purge_namespace  # tasks import this module
+def schedule(job_id: str, countdown: int | None = None, tries: int | None = None) -> None:
+    """Sends a try of the job to the workers, naming the task (tasks import this module).
 
-    purge_namespace.apply_async((job_id,), countdown=countdown)
+    ``tries``: the job's tries when the message is sent. Such a message may start the next
+    try even a little before ``next_attempt_at`` (its countdown did the waiting); a message
+    without it (the beat task's, an old one) tries only a due job.
+    """
+    args = [job_id] if tries is None else [job_id, tries]
+    app.tasks[PURGE_TASK].apply_async(args, countdown=countdown)  # registered by records.apps
 
 
 def enqueue_purge(principal: Principal, memory: Memory) -> PurgeJob:
@@ -66,8 +109,103 @@ def enqueue_purge(principal: Principal, memory: Memory) -> PurgeJob:
         next_attempt_at=timezone.now(),
     )
     audit.record(principal, "record_memory.purge", "purge", job.id, memory=memory.id)
-    transaction.on_commit(lambda: schedule(job.id))
+    transaction.on_commit(lambda: schedule(job.id, tries=0))
     return job
+
+
+def due(limit: int = DUE_BATCH) -> list[str]:
+    """Pending jobs whose next try is due and that no live claim holds, oldest first."""
+    now = Now()
+    return list(
+        PurgeJob.objects.filter(status=PurgeJob.Status.PENDING)
+        .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
+        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+        .order_by("next_attempt_at", "id")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+# One statement decides which worker tries the job: it must be pending, its last claim gone
+# or run out, and its try due (or this message the one its last try sent for the next).
+_CLAIM = """
+UPDATE {table}
+   SET attempts = attempts + 1,
+       claimed_until = statement_timestamp() + %(lease)s * interval '1 second',
+       claim_token = %(token)s,
+       updated_at = statement_timestamp()
+ WHERE id = %(id)s
+   AND status = %(pending)s
+   AND (claimed_until IS NULL OR claimed_until < statement_timestamp())
+   AND (next_attempt_at IS NULL OR next_attempt_at <= statement_timestamp()
+        OR attempts = %(tries)s)
+RETURNING attempts
+"""
+
+
+def claim(job_id: str, tries: int | None = None) -> Claim | Outcome:
+    """Claims the job and checks its namespace, in one short transaction.
+
+    Answers the claim, or the outcome when there is no call to make: nothing to do (not
+    pending, not due, or another worker holds it), or the job ended here (skipped).
+    """
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _CLAIM.format(table=PurgeJob._meta.db_table),
+                {
+                    "lease": LEASE_SECONDS,
+                    "token": (token := secrets.token_hex(16)),
+                    "id": job_id,
+                    "pending": PurgeJob.Status.PENDING,
+                    "tries": tries,
+                },
+            )
+            row = cursor.fetchone()
+        if row is None:
+            return Outcome(None)
+        number = row[0]
+        job = PurgeJob.objects.select_related("provider").get(pk=job_id)
+        if number > setting("outbox.defaults.max_attempts"):
+            # The last allowed try lost its worker (or the limit was lowered since): stop,
+            # so that a purge that kills its worker cannot be tried forever.
+            PurgeJob.objects.filter(pk=job_id).update(
+                status=PurgeJob.Status.FAILED,
+                attempts=number - 1,
+                last_error=LAST_TRY_LOST,
+                finished_at=Now(),
+                next_attempt_at=None,
+                claimed_until=None,
+                claim_token="",
+                updated_at=Now(),
+            )
+            logger.warning("purge %s stopped: its last try was interrupted", job_id)
+            return Outcome(PurgeJob.Status.FAILED, tries=number - 1)
+        # The namespace check, just before the call and in this short transaction only.
+        # Adopting a namespace (records.services.kind.prepare_create) and moving a provider
+        # onto this backend (providers._refuse_move) take the same advisory lock and then
+        # refuse while a pending purge of the namespace is on the backend
+        # (namespaces.refuse_taken). This job has been pending since the transaction that
+        # deleted the memory wrote it under that lock (kind.on_delete), and stays pending
+        # until finish() writes the outcome, after the call. So when no live memory uses
+        # the namespace now, none can start to before the deletion is done, and no lock
+        # need be held across the call. The call goes to the provider read here. (This
+        # needs the job's provider to stay on this backend while the job is pending:
+        # moving it to another base_url would take the job off this backend's list.)
+        key = namespaces.key_of(job.provider)
+        namespaces.lock(key, job.namespace)
+        skipped = namespaces.in_use(key, [job.namespace])
+        attempt = PurgeAttempt.objects.create(
+            job=job,
+            workspace_id=job.workspace_id,
+            number=number,
+            ok=False,
+            error=IN_USE if skipped else NO_OUTCOME,
+        )
+        claimed = Claim(job, token, number, attempt.pk)
+        if skipped:
+            logger.warning("purge %s skipped: a live memory uses %s", job_id, job.namespace)
+            return finish(claimed, IN_USE, skipped=True)
+    return claimed
 
 
 def _try(job: PurgeJob) -> str:
@@ -86,54 +224,83 @@ def _try(job: PurgeJob) -> str:
     return ""
 
 
-def attempt(job_id: str) -> Outcome:
-    """One try of a pending job. Holds the job's row lock so that two workers never race."""
+def finish(claimed: Claim, error: str, *, skipped: bool = False) -> Outcome:
+    """Writes a try's outcome, in a short transaction, if the job still carries its claim.
+
+    A try whose claim ran out and was taken over (or started over) changes nothing on the
+    job; its own attempt row still says what it saw.
+    """
+    retry_in = None
+    if skipped:
+        status = PurgeJob.Status.SKIPPED
+    elif not error:
+        status = PurgeJob.Status.DONE
+    elif claimed.number >= setting("outbox.defaults.max_attempts"):
+        status = PurgeJob.Status.FAILED
+    else:
+        status, retry_in = PurgeJob.Status.PENDING, backoff(claimed.number)
+    changes: dict = {
+        "status": status,
+        "last_error": error,
+        "claimed_until": None,
+        "claim_token": "",
+        "updated_at": Now(),
+    }
+    if retry_in is None:
+        changes.update(finished_at=Now(), next_attempt_at=None)
+    else:
+        changes["next_attempt_at"] = ExpressionWrapper(
+            Now() + timedelta(seconds=retry_in), output_field=DateTimeField()
+        )
     with transaction.atomic():
-        job = (
-            PurgeJob.objects.select_for_update(skip_locked=True)
-            .select_related("provider")
-            .filter(pk=job_id, status=PurgeJob.Status.PENDING)
-            .first()
+        held = (
+            PurgeJob.objects.filter(
+                pk=claimed.job.pk, claim_token=claimed.token, status=PurgeJob.Status.PENDING
+            ).update(**changes)
+            == 1
         )
-        if job is None:
-            return Outcome(None)
-        job.attempts += 1
-        # Held through the purge call: no adoption of the namespace on this backend can
-        # slip in between the check and the deletion.
-        key = namespaces.key_of(job.provider)
-        namespaces.lock(key, job.namespace)
-        skipped = namespaces.in_use(key, [job.namespace])
-        error = IN_USE if skipped else _try(job)
-        PurgeAttempt.objects.create(
-            job=job, workspace_id=job.workspace_id, number=job.attempts, ok=not error, error=error
+        PurgeAttempt.objects.filter(pk=claimed.attempt_id).update(ok=not error, error=error)
+    if not held:
+        logger.warning(
+            "purge %s: try %s lost its claim; its outcome is not applied",
+            claimed.job.pk,
+            claimed.number,
         )
-        now = timezone.now()
-        retry_in = None
-        job.last_error = error
-        if skipped:
-            job.status, job.finished_at, job.next_attempt_at = PurgeJob.Status.SKIPPED, now, None
-            logger.warning("purge %s skipped: a live memory uses %s", job.id, job.namespace)
-        elif not error:
-            job.status, job.finished_at, job.next_attempt_at = PurgeJob.Status.DONE, now, None
-        elif job.attempts >= setting("outbox.defaults.max_attempts"):
-            job.status, job.finished_at, job.next_attempt_at = PurgeJob.Status.FAILED, now, None
-            logger.warning("purge %s stopped after %s tries: %s", job.id, job.attempts, error)
-        else:
-            retry_in = backoff(job.attempts)
-            job.next_attempt_at = now + timedelta(seconds=retry_in)
-        job.save()
-    return Outcome(job.status, retry_in)
+        return Outcome(None)
+    if status == PurgeJob.Status.FAILED:
+        logger.warning("purge %s stopped after %s tries: %s", claimed.job.pk, claimed.number, error)
+    return Outcome(status, retry_in, claimed.number)
+
+
+def attempt(job_id: str, tries: int | None = None) -> Outcome:
+    """One try of a pending job, unless it is not due or another worker holds it.
+
+    Call it outside any transaction: the mem0 call runs between the claim's transaction
+    and the outcome's, holding no lock.
+    """
+    claimed = claim(job_id, tries)
+    if isinstance(claimed, Outcome):
+        return claimed
+    return finish(claimed, _try(claimed.job))
 
 
 def retry(job_id: str) -> PurgeJob:
     """Starts a pending, failed or skipped job over with a full set of tries (operators'
-    command), unless a live memory on the job's backend uses the namespace."""
+    command), unless a live memory on the job's backend uses the namespace or a try of
+    it is under way."""
     with transaction.atomic():
         job = PurgeJob.objects.select_for_update().filter(pk=job_id).first()
         if job is None:
             raise ApiError(404, "purge job not found")
         if job.status == PurgeJob.Status.DONE:
             raise ApiError(409, "the purge is done already", reason="purge_done")
+        if (
+            job.status == PurgeJob.Status.PENDING
+            and PurgeJob.objects.filter(pk=job.pk, claimed_until__gt=Now()).exists()
+        ):
+            raise ApiError(
+                409, "a try of this purge is under way; try again later", reason="purge_running"
+            )
         key = namespaces.key_of(job.provider)
         namespaces.lock(key, job.namespace)
         if namespaces.in_use(key, [job.namespace]):
@@ -141,7 +308,8 @@ def retry(job_id: str) -> PurgeJob:
                 409, "a memory on this backend uses this namespace", reason="namespace_in_use"
             )
         job.status, job.attempts, job.finished_at = PurgeJob.Status.PENDING, 0, None
+        job.claimed_until, job.claim_token = None, ""  # a claim that ran out: its worker died
         job.next_attempt_at = timezone.now()
         job.save()
-        transaction.on_commit(lambda: schedule(job.id))
+        transaction.on_commit(lambda: schedule(job.id, tries=0))
     return job

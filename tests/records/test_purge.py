@@ -79,11 +79,16 @@ def test_each_failed_try_schedules_the_next_with_backoff(deleted, server_of, mon
     server_of(deleted.provider).fail(502, when=_is_purge)
     scheduled: list = []
     monkeypatch.setattr(
-        purges, "schedule", lambda job_id, countdown=None: scheduled.append((job_id, countdown))
+        purges,
+        "schedule",
+        lambda job_id, countdown=None, tries=None: scheduled.append((job_id, countdown, tries)),
     )
     assert purge_namespace(deleted.id) == "pending"
-    assert purge_namespace(deleted.id) == "pending"
-    assert scheduled == [(deleted.id, 30), (deleted.id, 60)]
+    # Another message before the backoff has passed does nothing ...
+    assert purge_namespace(deleted.id) is None
+    # ... but the one the failed try sent (naming its tries) starts the next try.
+    assert purge_namespace(deleted.id, 1) == "pending"
+    assert scheduled == [(deleted.id, 30, 1), (deleted.id, 60, 2)]
     deleted.refresh_from_db()
     assert deleted.next_attempt_at is not None and deleted.attempts == 2
 

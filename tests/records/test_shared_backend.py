@@ -215,6 +215,22 @@ def test_moving_a_provider_onto_a_backend_where_its_namespace_is_live_is_refused
     assert response.status_code == 200, response.content
 
 
+def test_a_provider_with_a_pending_purge_keeps_its_address(tenant, other_tenant):
+    """Moved mid-purge, the job would empty the namespace on the new server, and the old
+    server's namespace would no longer be guarded against adoption while the call runs."""
+    mine = provider_on(tenant, "https://mem0-a.example.com")
+    data = adopt(tenant.api(), mine, "user-42").json()
+    tenant.api().delete(f"{MEMORIES}/{data['id']}", HTTP_IF_MATCH=data["etag"])
+    assert PurgeJob.objects.filter(provider=mine, status="pending").exists()
+    move = {"config": {"base_url": "https://mem0-b.example.com"}}
+    response = tenant.api().patch(f"{PROVIDERS}/{mine.id}", move, HTTP_IF_MATCH='"1"')
+    assert response.status_code == 409 and error_of(response)["reason"] == "purge_pending"
+    mine.refresh_from_db()
+    assert mine.config["base_url"] == "https://mem0-a.example.com"
+    rename = tenant.api().patch(f"{PROVIDERS}/{mine.id}", {"name": "renamed"}, HTTP_IF_MATCH='"1"')
+    assert rename.status_code == 200, rename.content  # only a move is refused
+
+
 def test_the_provider_test_never_lists_a_namespace_used_on_the_backend(
     tenant, other_tenant, platform_provider, platform_server, monkeypatch
 ):

@@ -13,7 +13,8 @@ class Command(BaseCommand):
     help = (
         "Lists the purges of deleted record memories (all but done ones unless --status says"
         " otherwise; skipped: a live memory on the same backend uses the namespace, the"
-        " records stay); --retry ID starts one over with a full set of tries."
+        " records stay); --retry ID starts one over with a full set of tries (not while a"
+        " try of it is under way)."
     )
 
     def add_arguments(self, parser) -> None:
