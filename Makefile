@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 MEM0_STAMP := $(VENV)/.installed-mem0
 
-.PHONY: install run test lint format bench clean
+.PHONY: install run test fuzz lint format bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,12 @@ run: $(STAMP)
 test: $(MEM0_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m memoryhub.embedded $(BIN)/python -m pytest --ds=memoryhub.test_settings $(PYTEST_ARGS)
+
+## Schemathesis with many more examples per operation than make test (FUZZ_EXAMPLES).
+FUZZ_EXAMPLES ?= 200
+fuzz: $(STAMP)
+	MEMORYHUB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m memoryhub.embedded \
+		$(BIN)/python -m pytest --ds=memoryhub.test_settings tests/test_schemathesis.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -17,6 +17,12 @@ from memoryhub.api.base import body
 from memoryhub.auth import RunTokenAuthentication
 from memoryhub.permissions import CanRead, principal_of
 from memoryhub.principals import Principal
+from memoryhub.schema import errors
+
+# What a path can meet in a run: another end user's folder, users/{user}/ without one.
+OTHER_USER = {403: "The path is another end user's folder (other_user)."}
+NO_USER = "users/{user}/ in a run without an end user (no_user)"
+PATHS = errors(OTHER_USER, {409: NO_USER + "."})
 
 SEARCH_FIELDS = {"query", "path", "tags", "k"}
 
@@ -56,7 +62,7 @@ def list_request(scope: FactScope, params) -> dict:
         path=params.get("path", ""),
         tags=validation.tags_param(params.get("tags")),
         limit=validation.limit(params.get("limit")),
-        before=params.get("before") or None,
+        before=params.get("before"),
     )
     return {"facts": [fact_json(f) for f in page.facts], "next": page.next}
 
@@ -67,6 +73,7 @@ def versions_answer(scope: FactScope, fact_id: str) -> dict:
 
 
 class FactListView(RunView):
+    @PATHS
     @extend_schema(
         summary="List facts, newest first",
         parameters=openapi.LIST_PARAMETERS,
@@ -75,6 +82,14 @@ class FactListView(RunView):
     def get(self, request: Request) -> Response:
         return Response(list_request(self.scope, request.query_params))
 
+    @errors(
+        OTHER_USER,
+        {
+            404: "replaces names no fact this run can see.",
+            409: "The memory holds facts.max_facts_per_agent facts (memory_full), the eval's "
+            "root run has ended (eval_ended), or " + NO_USER + ".",
+        },
+    )
     @extend_schema(
         summary="Save a fact (or a new version of one)",
         description="201 with the written version; 200 with the first write's answer when "
@@ -96,6 +111,7 @@ class FactDetailView(RunView):
     def get(self, request: Request, fact_id: str) -> Response:
         return Response(fact_json(reading.get_fact(self.scope, fact_id)))
 
+    @errors({409: "The eval's root run has ended (eval_ended)."})
     @extend_schema(summary="Delete a fact and all its versions", responses={204: None})
     def delete(self, request: Request, fact_id: str) -> Response:
         writing.delete_fact(self.principal, self.scope, fact_id)
@@ -112,6 +128,7 @@ class FactVersionsView(RunView):
 
 
 class SearchView(RunView):
+    @PATHS
     @extend_schema(
         summary="Full-text search, best first",
         request=openapi.FactSearchSerializer,
@@ -123,6 +140,7 @@ class SearchView(RunView):
 
 
 class ContextView(RunView):
+    @PATHS
     @extend_schema(
         summary="The <memory> block for a prompt",
         request=openapi.FactContextSerializer,
@@ -142,6 +160,7 @@ def paths_param(request: Request) -> list[str] | None:
 
 
 class ToolsView(RunView):
+    @PATHS
     @extend_schema(
         summary="The memory tools' OpenAI function definitions",
         parameters=openapi.TOOLS_PARAMETERS,
@@ -153,6 +172,13 @@ class ToolsView(RunView):
 
 
 class ToolCallView(RunView):
+    @errors(
+        OTHER_USER,
+        {
+            409: "This tool call id was used with other arguments or paths "
+            "(tool_call_reused), or " + NO_USER + "."
+        },
+    )
     @extend_schema(
         summary="Run one memory tool call",
         description="Answers the tool message; a failed tool answers error: <code>: <message>"

@@ -7,16 +7,24 @@ answers (facts-memory.md). Component names start with ``Fact`` so no other app's
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import OpenApiParameter, extend_schema_field
 from rest_framework import serializers
 
 from facts import context, paths, tools, validation
 from facts.models import WrittenBy
+from memoryhub.schema import FunctionToolType
 
 # The validators' own patterns, anchored as OpenAPI patterns are read.
 FACT_ID = f"^{validation.FACT_ID_RE.pattern}$"
 TAG = f"^{validation.TAG_RE.pattern}$"
 KEY = f"^{validation.KEY_RE.pattern}$"
+# ?tags=a,b: 1 to MAX_TAGS tags, comma-separated ("" filters nothing).
+_TAG = validation.TAG_RE.pattern
+TAGS_LIST = f"^(?:{_TAG}(?:,{_TAG}){{0,{validation.MAX_TAGS - 1}}})?$"
+# A folder: "" or "/" (the root), else segments, each with a "/" after it but the last may
+# go without. \w is Unicode's (letters and digits of any script), as the validator reads it.
+_SEGMENT = paths._SEGMENT_RE.pattern
+PATH = f"^(?:/|(?:{_SEGMENT}/)*{_SEGMENT}/?)?$"
 PATH_HELP = (
     "A folder: '/'-separated segments of 1-100 letters, digits and . _ : @ - { }, at most "
     f"{paths.MAX_PATH_CHARS} characters; '' or '/' is the root. users/{{user}}/ is the run's "
@@ -25,10 +33,13 @@ PATH_HELP = (
 TAGS_HELP = f"At most {validation.MAX_TAGS} tags, each 1-50 of A-Z a-z 0-9 . _ : -."
 
 
-def _path(help_text: str = PATH_HELP, **kwargs) -> serializers.CharField:
-    return serializers.CharField(
-        max_length=paths.MAX_PATH_CHARS, allow_blank=True, help_text=help_text, **kwargs
-    )
+@extend_schema_field({"type": "string", "maxLength": paths.MAX_PATH_CHARS, "pattern": PATH})
+class _PathField(serializers.Field):
+    """A folder path; its pattern takes "" for the root (a CharField would add minLength)."""
+
+
+def _path(help_text: str = PATH_HELP, **kwargs) -> serializers.Field:
+    return _PathField(help_text=help_text, **kwargs)
 
 
 def _tags(help_text: str = TAGS_HELP, **kwargs) -> serializers.ListField:
@@ -195,6 +206,8 @@ class FactContextSerializer(serializers.Serializer):
 
 
 class FactToolCallFunctionSerializer(serializers.Serializer):
+    accepts_unknown_fields = True  # an OpenAI tool call's other keys are left alone
+
     name = serializers.CharField(
         allow_blank=True, help_text="An unknown tool answers an error text, not an HTTP error."
     )
@@ -204,8 +217,10 @@ class FactToolCallFunctionSerializer(serializers.Serializer):
 
 
 class FactToolCallEnvelopeSerializer(serializers.Serializer):
+    accepts_unknown_fields = True  # an OpenAI tool call's other keys are left alone
+
     id = serializers.CharField(min_length=1, max_length=tools.MAX_TOOL_CALL_ID)
-    type = serializers.CharField(default="function", help_text="Only function.")
+    type = FunctionToolType(default="function")
     function = FactToolCallFunctionSerializer()
 
 
@@ -223,9 +238,15 @@ class FactToolCallSerializer(serializers.Serializer):
 
 
 # -- query parameters ----------------------------------------------------------------------
-PATH_PARAMETER = OpenApiParameter("path", str, description=PATH_HELP + " Default: the root.")
+PATH_PARAMETER = OpenApiParameter(
+    "path",
+    {"type": "string", "maxLength": paths.MAX_PATH_CHARS, "pattern": PATH},
+    description=PATH_HELP + " Default: the root.",
+)
 TAGS_PARAMETER = OpenApiParameter(
-    "tags", str, description="Comma-separated tags; a fact must have every one. " + TAGS_HELP
+    "tags",
+    {"type": "string", "pattern": TAGS_LIST},
+    description="Comma-separated tags; a fact must have every one. " + TAGS_HELP,
 )
 LIST_PARAMETERS = [
     PATH_PARAMETER,

@@ -15,7 +15,10 @@ from memoryhub.api.base import ApiView, body, if_match
 from memoryhub.api.pagination import Pagination
 from memoryhub.conf import setting
 from memoryhub.permissions import CanRun, ReadOrRun, ReadOrWrite
-from memoryhub.schema import ETAG, PAGE_PARAMETERS, page_of
+from memoryhub.schema import ETAG, PAGE_PARAMETERS, errors, page_of
+
+BAD_PATH = "The file path is not a clean relative path (see file_path)."
+MEMORY_FULL = "The memory's files would pass memory.max_total_bytes (memory_full)."
 
 
 def _file_response(file: File, status: int = 200) -> Response:
@@ -47,6 +50,7 @@ class FileDetailView(ApiView):
         # Room for a file of memory.max_file_bytes even when every byte is JSON-escaped.
         return 6 * setting("memory.max_file_bytes") + 4096
 
+    @errors({422: BAD_PATH})
     @extend_schema(
         summary="Read a file",
         parameters=[doc.FILE_PATH, ETAG],
@@ -55,6 +59,7 @@ class FileDetailView(ApiView):
     def get(self, request: Request, memory_id: str, file_path: str) -> Response:
         return _file_response(files.get_file(self.principal, memory_id, file_path))
 
+    @errors({409: MEMORY_FULL})
     @extend_schema(
         summary="Create (no If-Match) or replace (If-Match) a file",
         description="201 when the file was created, 200 when it was replaced.",
@@ -73,6 +78,7 @@ class FileDetailView(ApiView):
         )
         return _file_response(file, status=201 if created else 200)
 
+    @errors({422: BAD_PATH})
     @extend_schema(
         summary="Delete a file (If-Match)",
         parameters=[doc.FILE_PATH, doc.IF_MATCH_DELETE],
@@ -123,6 +129,7 @@ class RevisionDetailView(ApiView):
 class RevisionRestoreView(ApiView):
     permission_classes = [CanRun]
 
+    @errors({409: MEMORY_FULL})
     @extend_schema(
         summary="Restore a revision's content as the file's new version",
         parameters=[doc.IF_MATCH_RESTORE, ETAG],

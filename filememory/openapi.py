@@ -10,8 +10,19 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
 from filememory.models import Revision
-from filememory.services.paths import MAX_PATH_BYTES
+from filememory.services.paths import MAX_PATH_BYTES, MAX_SEGMENT_BYTES
 from memoryhub.schema import named_enum
+
+# filememory.services.paths.clean_path as a pattern: segments of any characters but "/",
+# "\\" and control characters (C0, DEL, C1), never "." or "..". The byte limits
+# (MAX_SEGMENT_BYTES a segment, MAX_PATH_BYTES in all, UTF-8) count bytes; the pattern and
+# maxLength can only count characters, so they are the upper bounds a client can check.
+_SEGMENT = rf"(?!\.\.?(?:/|$))[^/\\\x00-\x1f\x7f-\x9f]{{1,{MAX_SEGMENT_BYTES}}}"
+FILE_PATH_PATTERN = rf"^{_SEGMENT}(?:/{_SEGMENT})*$"
+# clean_folder: "" or "/" for the root, else a path with at most one "/" after it.
+FOLDER_PATTERN = rf"^(?:/?|{_SEGMENT}(?:/{_SEGMENT})*/?)$"
+# Who changes files: API keys and runs (the admin, staff, does not write files).
+REVISION_AUTHORS = ("api_key", "run")
 
 # --- files ------------------------------------------------------------------------------
 
@@ -66,7 +77,9 @@ class FileRevisionSerializer(serializers.Serializer):
     run_id = serializers.CharField(allow_null=True, help_text="Set for an agent's tool call.")
     tool_call_id = serializers.CharField(allow_null=True, help_text="Set for an agent's tool call.")
     principal_id = serializers.CharField(help_text="Who made the change (agents and people).")
-    principal_type = named_enum("FileRevisionPrincipalType", ["api_key", "run", "staff"])()
+    principal_type = named_enum("FileRevisionPrincipalType", REVISION_AUTHORS)(
+        help_text="api_key or run: files change only through the API and the model tools."
+    )
     other_path = serializers.CharField(
         allow_null=True, help_text="A rename's other side: the new or the old path."
     )
@@ -92,19 +105,31 @@ class FileHistoryPurgeSerializer(serializers.Serializer):
 
 # --- parameters -------------------------------------------------------------------------
 
+PATH_RULES = (
+    f"relative, '/'-separated, at most {MAX_PATH_BYTES} bytes (UTF-8), segments of at most "
+    f"{MAX_SEGMENT_BYTES} bytes, no empty, '.' or '..' segments, no backslashes or control "
+    "characters"
+)
+FILE_PATH_SCHEMA = {"type": "string", "maxLength": MAX_PATH_BYTES, "pattern": FILE_PATH_PATTERN}
 FILE_PATH = OpenApiParameter(
     "file_path",
-    str,
+    FILE_PATH_SCHEMA,
     OpenApiParameter.PATH,
-    description=f"The file's path, such as prefs/language.md: relative, '/'-separated, at most "
-    f"{MAX_PATH_BYTES} bytes, no empty, '.' or '..' segments.",
+    description=f"The file's path, such as prefs/language.md: {PATH_RULES}.",
 )
 PREFIX = OpenApiParameter(
-    "prefix", str, description="Only the files under this folder, such as prefs/ ('' or / for all)."
+    "prefix",
+    {"type": "string", "maxLength": MAX_PATH_BYTES + 1, "pattern": FOLDER_PATTERN},
+    description="Only the files under this folder, such as prefs/ ('' or / for all); the "
+    "folder follows the rules of file paths.",
 )
-HISTORY_PATH = OpenApiParameter("path", str, description="Only this file path's revisions.")
+HISTORY_PATH = OpenApiParameter(
+    "path", FILE_PATH_SCHEMA, description="Only this file path's revisions."
+)
 PURGE_PATH = OpenApiParameter(
-    "path", str, description="Purge only this file path's history; without it, the whole memory's."
+    "path",
+    FILE_PATH_SCHEMA,
+    description="Purge only this file path's history; without it, the whole memory's.",
 )
 IF_MATCH_PUT = OpenApiParameter(
     "If-Match",

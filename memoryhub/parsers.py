@@ -1,7 +1,8 @@
 """A strict JSON parser with a per-endpoint body limit.
 
 A view may set ``max_body_bytes``; otherwise ``facts.max_body_bytes`` (64 KiB) applies.
-Bodies over the limit are 413; malformed JSON, NaN/Infinity, numbers out of range and NUL
+Only ``application/json`` is parsed (anything else, wildcards included, is 415). Bodies
+over the limit are 413; malformed JSON, NaN/Infinity, numbers out of range and NUL
 characters are refused before any view code runs.
 """
 
@@ -12,6 +13,7 @@ import math
 from typing import Any
 
 from rest_framework.parsers import BaseParser
+from rest_framework.utils.mediatypes import _MediaType
 
 from memoryhub.conf import setting
 from memoryhub.errors import ApiError
@@ -71,10 +73,21 @@ def parse_json_bytes(data: bytes) -> Any:
     return value
 
 
+def is_json(media_type: str | None) -> bool:
+    """``application/json`` itself (any parameters): DRF's negotiation also lets a wildcard
+    such as ``*/*`` or ``application/*`` through to this parser, and those are not JSON."""
+    if not media_type:
+        return False
+    kind = _MediaType(media_type)
+    return (kind.main_type.lower(), kind.sub_type.lower()) == ("application", "json")
+
+
 class StrictJSONParser(BaseParser):
     media_type = "application/json"
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context=None) -> Any:
+        if not is_json(media_type):
+            raise ApiError(415, f'unsupported media type "{media_type}": send application/json')
         view = (parser_context or {}).get("view")
         request = (parser_context or {}).get("request")
         limit = body_limit(view)

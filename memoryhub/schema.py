@@ -1,13 +1,24 @@
 """OpenAPI details drf-spectacular cannot guess: our two credentials, list operation ids,
-enums named for what they hold."""
+enums named for what they hold, and the error answers of every operation.
+
+Errors: every operation lists the statuses it can answer besides its success, each with
+the one error envelope (the ``Error`` component, see ``memoryhub.errors``). What is
+knowable from the operation is added here (credentials, permissions, path and query
+parameters, a body, If-Match); a view states the rest with :func:`errors` (409, 503, a
+403 its service decides, a 404 without a path parameter...).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.utils import OpenApiParameter, extend_schema_field, inline_serializer
 from rest_framework import serializers
 
+from memoryhub import permissions
 from memoryhub.api.pagination import Pagination
 
 
@@ -32,6 +43,101 @@ class RunTokenScheme(OpenApiAuthenticationExtension):
         }
 
 
+# --- the error envelope ----------------------------------------------------------------------
+
+
+class ErrorDetail(serializers.Serializer):
+    """What went wrong. Extra fields appear where the status says so."""
+
+    code = serializers.CharField(
+        help_text="Follows the status: bad_request, unauthenticated, forbidden, not_found, "
+        "not_acceptable, conflict or already_exists, length_required, precondition_failed, "
+        "payload_too_large, unsupported_media_type, invalid_argument, precondition_required, "
+        "unavailable."
+    )
+    reason = serializers.CharField(
+        required=False, help_text="The rule, where one is documented (memory_full, run_ended...)."
+    )
+    message = serializers.CharField(help_text="For people; do not parse it.")
+    etag = serializers.CharField(required=False, help_text="412: the object's current ETag.")
+    current = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        help_text="412 on a file: the file as it is now (without it: null).",
+    )
+    dependency = serializers.CharField(
+        required=False, help_text='503: what did not answer, such as "memory:mem0_oss".'
+    )
+    provider_id = serializers.CharField(
+        required=False,
+        help_text="The memory provider concerned (a 503 from it, a 422 when it is disabled).",
+    )
+
+
+class Error(serializers.Serializer):
+    """The one shape of every refusal."""
+
+    error = ErrorDetail()
+
+
+ERROR_DESCRIPTIONS = {
+    400: "Malformed request: a body that is not valid JSON (invalid UTF-8, NaN or Infinity, "
+    "numbers out of range, nesting too deep), or a NUL character in the URL.",
+    401: "No credentials, or an invalid API key or run token; a write with the token of an "
+    "ended run (reason run_ended).",
+    403: "The credentials lack the permission this needs.",
+    404: "No such object in this workspace (malformed ids too).",
+    406: "The Accept header does not allow application/json.",
+    409: "The change conflicts with the current state (reason says which rule).",
+    411: "A chunked body without Content-Length.",
+    412: "If-Match names another version: etag is the current one.",
+    413: "The body is larger than this operation takes.",
+    415: "The body is not application/json.",
+    422: "A parameter or a body field is invalid; unknown or missing body fields.",
+    428: "This change needs an If-Match header with the current ETag.",
+    503: "A backend did not answer: dependency names it.",
+}
+
+# What any request can meet: a NUL in the URL (400), no or bad credentials (401), an Accept
+# that excludes JSON (406), a chunked body without Content-Length (411).
+ALWAYS = (400, 401, 406, 411)
+BODY_METHODS = ("POST", "PUT", "PATCH")
+ERRORS_ATTRIBUTE = "_memoryhub_errors"
+
+
+def errors(
+    *statuses: int | dict[int, str], drop: Iterable[int] = ()
+) -> Callable[[Callable], Callable]:
+    """Add error statuses to a view method's documented answers (or ``drop`` some).
+
+    ``@errors(409, 503)`` adds them with the default descriptions; ``@errors({409: "..."})``
+    with the operation's own. The statuses the schema finds on its own stay unless dropped.
+    """
+    added: dict[int, str | None] = {}
+    for status in statuses:
+        if isinstance(status, dict):
+            added.update(status)
+        else:
+            added[status] = None
+    for status in added:
+        if status not in ERROR_DESCRIPTIONS:
+            raise ValueError(f"no description of the error status {status}")
+
+    def decorate(method: Callable) -> Callable:
+        own = getattr(method, ERRORS_ATTRIBUTE, ({}, frozenset()))
+        setattr(method, ERRORS_ATTRIBUTE, ({**own[0], **added}, own[1] | frozenset(drop)))
+        return method
+
+    return decorate
+
+
+def _permission_may_refuse(permission_class: type, method: str) -> bool:
+    """Whether this permission class can answer 403 to an API key (every key may read)."""
+    if issubclass(permission_class, (permissions.ReadOrWrite, permissions.ReadOrRun)):
+        return method not in permissions.SAFE_METHODS
+    return getattr(permission_class, "needed", None) not in (None, "read")
+
+
 class AutoSchema(SpectacularAutoSchema):
     def get_operation_id(self) -> str:
         # Plain APIViews are all "retrieve"; a GET on a collection lists.
@@ -39,6 +145,66 @@ class AutoSchema(SpectacularAutoSchema):
         if self.method == "GET" and not self.path.rstrip("/").endswith("}"):
             operation_id = operation_id.replace("_retrieve", "_list")
         return operation_id
+
+    def _map_basic_serializer(self, serializer, direction):
+        schema = super()._map_basic_serializer(serializer, direction)
+        # Unknown fields of a body are 422 (memoryhub.api.base.body and the services), save
+        # in the few objects whose extra keys are read past (accepts_unknown_fields).
+        if direction == "request" and not getattr(serializer, "accepts_unknown_fields", False):
+            schema["additionalProperties"] = False
+        # A serializer may add keywords no field can state, such as {"minProperties": 1}.
+        schema.update(getattr(serializer, "schema_extra", None) or {})
+        return schema
+
+    def get_operation(self, path, path_regex, path_prefix, method, registry):
+        operation = super().get_operation(path, path_regex, path_prefix, method, registry)
+        if operation is None:
+            return None
+        error_ref = self.resolve_serializer(Error, "response").ref
+        responses = operation["responses"]
+        for status, description in self.error_statuses(operation).items():
+            responses.setdefault(
+                str(status),
+                {
+                    "description": description,
+                    "content": {"application/json": {"schema": error_ref}},
+                },
+            )
+        operation["responses"] = dict(sorted(responses.items()))
+        return operation
+
+    def error_statuses(self, operation: dict[str, Any]) -> dict[int, str]:
+        """The error statuses of this operation and what each means here."""
+        found = set(ALWAYS)
+        parameters = operation.get("parameters", [])
+        where = {p["in"] for p in parameters}
+        if "path" in where:
+            found.add(404)
+        if "query" in where:
+            found.add(422)
+        if self.method in BODY_METHODS:
+            found |= {413, 415, 422}
+        for parameter in parameters:
+            if parameter["in"] == "header" and parameter["name"].lower() == "if-match":
+                found.add(412)
+                if parameter.get("required"):
+                    found.add(428)
+        if any(
+            _permission_may_refuse(p, self.method)
+            for p in getattr(self.view, "permission_classes", ())
+        ):
+            found.add(403)
+        handler = getattr(self.view, self.method.lower(), None)
+        added, dropped = getattr(handler, ERRORS_ATTRIBUTE, ({}, frozenset()))
+        statuses = {s: ERROR_DESCRIPTIONS[s] for s in found}
+        if self.method not in BODY_METHODS:  # no body: what is left of each
+            statuses[400] = "A NUL character in the URL."
+            if 422 in statuses:
+                statuses[422] = "A parameter is invalid."
+        statuses.update({s: text or ERROR_DESCRIPTIONS[s] for s, text in added.items()})
+        for status in dropped:
+            statuses.pop(status, None)
+        return dict(sorted(statuses.items()))
 
 
 def named_enum(name: str, choices) -> type[serializers.ChoiceField]:
@@ -58,6 +224,9 @@ def named_enum(name: str, choices) -> type[serializers.ChoiceField]:
 
 # --- shared by every app's openapi.py --------------------------------------------------------
 
+# The "type" of an OpenAI function tool (definitions and calls): one component for both.
+FunctionToolType = named_enum("FunctionToolType", ["function"])
+
 PAGE_PARAMETERS = [
     OpenApiParameter(
         "limit",
@@ -66,7 +235,10 @@ PAGE_PARAMETERS = [
         description="Page size.",
     ),
     OpenApiParameter(
-        "offset", {"type": "integer", "minimum": 0}, default=0, description="Items to skip."
+        "offset",
+        {"type": "integer", "minimum": 0, "maximum": Pagination.max_offset},
+        default=0,
+        description="Items to skip.",
     ),
 ]
 

@@ -13,13 +13,25 @@ from memoryhub.api.representations import iso
 from memoryhub.etags import etag_for
 from memoryhub.models import MemoryProvider
 from memoryhub.permissions import CanRead, ReadOrRun, ReadOrWrite
-from memoryhub.schema import ETAG, IF_MATCH, PAGE_PARAMETERS, page_of
+from memoryhub.schema import ETAG, IF_MATCH, PAGE_PARAMETERS, errors, page_of
 from records import openapi as doc
 from records.backends import Page
 from records.services import providers, records
 
 PROVIDER_FIELDS = {"type", "name", "config", "credential", "enabled"}
 PROVIDER_PATCH_FIELDS = PROVIDER_FIELDS - {"type"}
+
+UNAVAILABLE = {
+    503: "The backend did not answer, or refused the provider's key (provider_auth): "
+    "dependency names it."
+}
+DISABLED = "The memory's provider is disabled (disabled)."
+DISABLED_OR_INVALID = DISABLED + " Or a parameter or body field is invalid."
+WRITE_CONFLICT = {
+    409: "The backend did not confirm the write (write_unconfirmed; never retried), or "
+    "dropped an exact repeat (already_exists, duplicate_record)."
+}
+UNCONFIRMED = {409: "The backend did not confirm the write (write_unconfirmed; never retried)."}
 
 
 def provider_json(provider: MemoryProvider) -> dict:
@@ -75,6 +87,12 @@ class ProviderDetailView(ApiView):
         provider = providers.get_provider(self.principal, provider_id)
         return with_etag(provider_json(provider), provider.version)
 
+    @errors(
+        {
+            409: "The new base_url moves a namespace of this provider onto a backend where "
+            "it is taken (already_exists) or being purged (namespace_purging)."
+        }
+    )
     @extend_schema(
         summary="Change a memory provider (If-Match)",
         parameters=[IF_MATCH, ETAG],
@@ -86,6 +104,12 @@ class ProviderDetailView(ApiView):
         provider = providers.update_provider(self.principal, provider_id, data, if_match(request))
         return with_etag(provider_json(provider), provider.version)
 
+    @errors(
+        {
+            409: "Record memories use the provider (provider_in_use), or purges of deleted "
+            "ones still need it (purge_pending)."
+        }
+    )
     @extend_schema(
         summary="Delete a memory provider (If-Match)",
         parameters=[IF_MATCH],
@@ -99,6 +123,7 @@ class ProviderDetailView(ApiView):
 class ProviderTestView(ApiView):
     permission_classes = [ReadOrWrite]
 
+    @errors(UNAVAILABLE)
     @extend_schema(
         summary="Test a memory provider's address and key",
         request=None,
@@ -134,6 +159,7 @@ def _page_json(request: Request, page: Page, limit: int, offset: int) -> dict:
 class RecordListView(ApiView):
     permission_classes = [ReadOrRun]
 
+    @errors(UNAVAILABLE, {422: DISABLED_OR_INVALID})
     @extend_schema(
         summary="List a record memory's records (?limit=&offset=)",
         operation_id="api_v1_memories_records_list",
@@ -142,10 +168,11 @@ class RecordListView(ApiView):
     )
     def get(self, request: Request, memory_id: str) -> Response:
         limit = int_param(request, "limit", records.DEFAULT_LIST_LIMIT, 1, records.MAX_LIST_LIMIT)
-        offset = int_param(request, "offset", 0, 0)
+        offset = int_param(request, "offset", 0, 0, records.MAX_LIST_OFFSET)
         page = records.list_records(self.principal, memory_id, limit=limit, offset=offset)
         return Response(_page_json(request, page, limit, offset))
 
+    @errors(UNAVAILABLE, WRITE_CONFLICT, {422: DISABLED_OR_INVALID})
     @extend_schema(
         summary="Add a record",
         request=doc.MemoryRecordWriteSerializer,
@@ -161,6 +188,7 @@ class RecordSearchView(ApiView):
     # Searching changes nothing: it needs read, although it is a POST.
     permission_classes = [CanRead]
 
+    @errors(UNAVAILABLE, {422: DISABLED_OR_INVALID})
     @extend_schema(
         summary="Search a record memory",
         request=doc.MemoryRecordSearchSerializer,
@@ -175,15 +203,22 @@ class RecordSearchView(ApiView):
 class RecordDetailView(ApiView):
     permission_classes = [ReadOrRun]
 
-    @extend_schema(summary="Get a record", responses={200: doc.MemoryRecordSerializer})
+    @errors(UNAVAILABLE, {422: DISABLED})
+    @extend_schema(
+        summary="Get a record",
+        parameters=[doc.RECORD_ID],
+        responses={200: doc.MemoryRecordSerializer},
+    )
     def get(self, request: Request, memory_id: str, record_id: str) -> Response:
         record = records.get_record(self.principal, memory_id, record_id)
         return Response(record.as_json())
 
+    @errors(UNAVAILABLE, UNCONFIRMED, {422: DISABLED_OR_INVALID})
     @extend_schema(
         summary="Change a record (last write wins)",
         description="Give text, metadata or both.",
-        request=doc.MemoryRecordWriteSerializer,
+        parameters=[doc.RECORD_ID],
+        request=doc.MemoryRecordChangeSerializer,
         responses={200: doc.MemoryRecordSerializer},
     )
     def patch(self, request: Request, memory_id: str, record_id: str) -> Response:
@@ -191,7 +226,8 @@ class RecordDetailView(ApiView):
         record = records.update_record(self.principal, memory_id, record_id, data)
         return Response(record.as_json())
 
-    @extend_schema(summary="Delete a record", responses={204: None})
+    @errors(UNAVAILABLE, UNCONFIRMED, {422: DISABLED})
+    @extend_schema(summary="Delete a record", parameters=[doc.RECORD_ID], responses={204: None})
     def delete(self, request: Request, memory_id: str, record_id: str) -> Response:
         records.delete_record(self.principal, memory_id, record_id)
         return Response(status=204)

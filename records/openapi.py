@@ -20,6 +20,7 @@ from records.services.records import (
     MAX_K,
     MAX_LIST_LIMIT,
     MAX_LIST_OFFSET,
+    METADATA_MAX_DEPTH,
 )
 
 MemoryProviderType = named_enum("MemoryProviderType", MemoryProvider.Type.values)
@@ -132,13 +133,26 @@ class MemoryRecordSerializer(serializers.Serializer):
 
 
 class MemoryRecordWriteSerializer(serializers.Serializer):
-    """A record's text and metadata. Changing a record takes either or both."""
+    """A new record's text and metadata."""
 
     text = serializers.CharField(
         help_text="1 to memory.record_chars characters (8000 by default), not only spaces."
     )
     metadata = serializers.DictField(
-        required=False, allow_null=True, help_text="Free-form metadata; null means {}."
+        required=False,
+        allow_null=True,
+        help_text=f"Free-form metadata, at most {METADATA_MAX_DEPTH} levels deep; null means {{}}.",
+    )
+
+
+class MemoryRecordChangeSerializer(MemoryRecordWriteSerializer):
+    """A record's new text, metadata or both (at least one of them)."""
+
+    schema_extra = {"minProperties": 1}  # {} is 422: there is nothing to change
+
+    text = serializers.CharField(
+        required=False,
+        help_text="1 to memory.record_chars characters (8000 by default), not only spaces.",
     )
 
 
@@ -175,6 +189,12 @@ class MemoryRecordSearchResultSerializer(serializers.Serializer):
 
 # --- parameters -------------------------------------------------------------------------
 
+RECORD_ID = OpenApiParameter(
+    "record_id",
+    {"type": "string", "format": "uuid"},
+    OpenApiParameter.PATH,
+    description="The backend's id of the record (mem0's ids are UUIDs; anything else is 404).",
+)
 RECORD_LIMIT = OpenApiParameter(
     "limit",
     {"type": "integer", "minimum": 1, "maximum": MAX_LIST_LIMIT, "default": DEFAULT_LIST_LIMIT},

@@ -12,9 +12,15 @@ from memoryhub.api.pagination import Pagination
 from memoryhub.api.representations import run_json, thread_json
 from memoryhub.etags import etag_for
 from memoryhub.permissions import CanRead, CanRun, ReadOrRun
-from memoryhub.schema import ETAG, IF_MATCH, PAGE_PARAMETERS, page_of
+from memoryhub.schema import ETAG, IF_MATCH, PAGE_PARAMETERS, errors, page_of
 from threads import openapi as oa
 from threads.services import mounts, runs, threads, tool_calls
+
+MOUNTS_CONFLICT = (
+    "A name or a memory mounted twice (already_exists), or more mounts than "
+    "memory.mounts_per_thread (memory_mount_limit)."
+)
+ARCHIVED = "The thread is archived (thread_archived)."
 
 
 class ThreadListView(ApiView):
@@ -26,18 +32,18 @@ class ThreadListView(ApiView):
         responses={200: page_of("ThreadPage", oa.Thread)},
     )
     def get(self, request: Request) -> Response:
-        qs = threads.list_threads(self.principal)
-        for param, lookup in (
-            ("agent_id", "agent_id"),
-            ("end_user", "end_user__external_id"),
-            ("status", "status"),
-        ):
-            if param in request.query_params:
-                qs = qs.filter(**{lookup: request.query_params[param]})
+        params = request.query_params
+        qs = threads.list_threads(
+            self.principal,
+            agent_id=params.get("agent_id"),
+            end_user=params.get("end_user"),
+            status=params.get("status"),
+        )
         paginator = Pagination()
         page = paginator.paginate_queryset(qs, request, self)
         return paginator.get_paginated_response([thread_json(t) for t in page])
 
+    @errors({409: MOUNTS_CONFLICT})
     @extend_schema(
         summary="Create a thread",
         request=oa.ThreadCreate,
@@ -64,6 +70,7 @@ class ThreadDetailView(ApiView):
 class ThreadForkView(ApiView):
     permission_classes = [CanRun]
 
+    @errors({409: MOUNTS_CONFLICT})
     @extend_schema(
         summary="Fork a thread",
         request=oa.ThreadFork,
@@ -97,6 +104,13 @@ class RunAcceptView(ApiView):
     permission_classes = [CanRun]
     fields = {"input", "parent_run_id", "eval", "history_compacted", "inline"}
 
+    @errors(
+        {
+            409: "The thread is archived (thread_archived), the agent's default mounts would "
+            "pass memory.mounts_per_thread (memory_mount_limit), or the thread's mounts "
+            "changed while the run was accepted."
+        }
+    )
     @extend_schema(
         summary="Accept a run on a thread",
         description="Freezes the thread's memory mounts for the run and answers the run with"
@@ -128,6 +142,7 @@ class RunDetailView(RunOrKeyView):
 class RunEndView(RunOrKeyView):
     permission_classes = [CanRead]  # a run may end itself; the service checks the rest
 
+    @errors({403: "An API key without the run permission (a run may end itself)."})
     @extend_schema(summary="End a run", request=None, responses={200: oa.Run})
     def post(self, request: Request, run_id: str) -> Response:
         body(request, set())
@@ -153,6 +168,7 @@ class ThreadMountListView(ApiView):
         thread, _ = mounts.list_thread_mounts(self.principal, thread_id)
         return _mounts_answer(thread)
 
+    @errors({409: "The thread is archived (thread_archived). " + MOUNTS_CONFLICT})
     @extend_schema(
         summary="Mount a memory on a thread (If-Match)",
         request=NewMemoryMount,
@@ -170,6 +186,7 @@ class ThreadMountListView(ApiView):
 class ThreadMountDetailView(ApiView):
     permission_classes = [ReadOrRun]
 
+    @errors({409: ARCHIVED})
     @extend_schema(
         summary="Change a mount's access or recall (If-Match)",
         request=oa.MountChange,
@@ -181,6 +198,7 @@ class ThreadMountDetailView(ApiView):
         thread = mounts.change_mount(self.principal, thread_id, name, data, if_match(request))
         return _mounts_answer(thread)
 
+    @errors({409: ARCHIVED})
     @extend_schema(
         summary="Remove a mount (If-Match)",
         parameters=[IF_MATCH, ETAG],
@@ -194,6 +212,7 @@ class ThreadMountDetailView(ApiView):
 class ToolCallView(RunOrKeyView):
     permission_classes = [CanRead]  # each tool checks the permission it needs
 
+    @errors({409: "This tool call id was used with other arguments (tool_call_reused)."})
     @extend_schema(
         summary="Execute one tool call of the model",
         description="Answers the tool message; a failed tool answers error: <code>: <message>"

@@ -10,7 +10,8 @@ from rest_framework import serializers
 
 from memoryhub import models
 from memoryhub.api.openapi import MemoryKind, MemoryMount, MountAccess, NewMemoryMount
-from memoryhub.schema import named_enum
+from memoryhub.schema import FunctionToolType, named_enum
+from memoryhub.services.end_users import EXTERNAL_ID_RE
 from memoryhub.tools import MAX_TOOL_CALL_ID
 
 ThreadStatus = named_enum("ThreadStatus", models.Thread.Status.values)
@@ -21,11 +22,13 @@ RunStatus = named_enum("RunStatus", models.Run.Status.values)
 
 class ThreadCreate(serializers.Serializer):
     agent_id = serializers.CharField(help_text="An agent of the workspace.")
-    end_user = serializers.CharField(
+    end_user = serializers.RegexField(
+        f"^{EXTERNAL_ID_RE.pattern}$",
         max_length=100,
         required=False,
         allow_null=True,
-        help_text="The runtime's own id for the person (1-100 letters, digits and . _ : @ -).",
+        help_text="The runtime's own id for the person (1-100 letters, digits and . _ : @ -;"
+        " not . or .., no invisible characters).",
     )
     memories = NewMemoryMount(
         many=True, required=False, allow_null=True, help_text="Initial memory mounts."
@@ -129,7 +132,7 @@ class RunToolFunction(serializers.Serializer):
 class RunToolDefinition(serializers.Serializer):
     """An OpenAI function tool definition."""
 
-    type = named_enum("FunctionToolType", ["function"])()
+    type = FunctionToolType()
     function = RunToolFunction()
 
 
@@ -156,6 +159,8 @@ class ToolArguments(serializers.JSONField):
 
 
 class RunToolCallFunction(serializers.Serializer):
+    accepts_unknown_fields = True  # an OpenAI tool call's other keys are left alone
+
     name = serializers.CharField()
     arguments = ToolArguments(required=False)
 

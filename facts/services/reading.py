@@ -51,7 +51,7 @@ def list_facts(
 ) -> Page:
     folder = paths.resolve(path, scope.viewer)
     facts = _with_tags(under(scope.facts(), [folder]), tags)
-    if before:
+    if before is not None:  # "" too: it names no fact (422), it does not mean "from the top"
         facts = facts.filter(_older_than(scope, before))
     rows = list(facts.order_by(*NEWEST_FIRST)[: limit + 1])
     has_more = len(rows) > limit

@@ -13,7 +13,7 @@ from memoryhub.api.representations import iso
 from memoryhub.etags import etag_for
 from memoryhub.models import Memory
 from memoryhub.permissions import ReadOrWrite
-from memoryhub.schema import ETAG, IF_MATCH, PAGE_PARAMETERS, page_of
+from memoryhub.schema import ETAG, IF_MATCH, PAGE_PARAMETERS, errors, page_of
 from memoryhub.services import memories
 
 STAT_FIELDS = ("file_count", "content_bytes", "history_bytes")
@@ -68,6 +68,12 @@ class MemoryListView(ApiView):
         stats = memories.stats_for(page)
         return paginator.get_paginated_response([memory_json(m, stats.get(m.id)) for m in page])
 
+    @errors(
+        {
+            409: "The namespace is taken on this backend (already_exists) or a deleted "
+            "memory's records in it are still being purged (namespace_purging)."
+        }
+    )
     @extend_schema(
         summary="Create a memory",
         request=oa.MemoryCreate,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -75,7 +77,7 @@ def test_putting_a_file_takes_its_content_and_an_optional_if_match(schema):
     if_match = parameters(schema, FILE, "put", "header")["If-Match"]
     assert not if_match.get("required", False)  # absent: create only
     responses = schema["paths"][FILE]["put"]["responses"]
-    assert set(responses) == {"200", "201"}
+    assert {s for s in responses if s < "400"} == {"200", "201"}
     created = response_schema(schema, FILE, "put", "201")
     assert {"content", "etag", "version"} <= set(created["required"])
     assert "ETag" in responses["201"]["headers"]
@@ -153,3 +155,84 @@ def test_records(schema):
     assert (search["properties"]["k"]["minimum"], search["properties"]["k"]["maximum"]) == (1, 100)
     found = response_schema(schema, RECORD_SEARCH, "post", "200")
     assert resolve(schema, found["properties"]["results"]["items"]) == record
+
+
+# -- patterns and enums that state what the services check ---------------------------------
+FILE_PATHS = {
+    "prefs.md": True,
+    "notes/2024/todo.md": True,
+    "şirket/müşteri.md": True,
+    ".hidden": True,
+    "...": True,
+    "a" * 255: True,
+    "": False,
+    "/abs.md": False,
+    "a//b": False,
+    "a/": False,
+    "./a": False,
+    "a/../b": False,
+    "..": False,
+    "a\\b": False,
+    "a\nb": False,
+    "a\x7fb": False,
+    "a\x85b": False,
+    "a" * 256: False,
+}
+
+
+def test_file_paths_follow_the_documented_pattern(schema):
+    """The pattern is clean_path's rule, character for character (bytes aside)."""
+    from filememory.services.paths import clean_path
+    from memoryhub.errors import ApiError
+
+    pattern = parameters(schema, FILE, "get", "path")["file_path"]["schema"]["pattern"]
+    assert parameters(schema, REVISIONS, "get")["path"]["schema"]["pattern"] == pattern
+    assert parameters(schema, REVISIONS, "delete")["path"]["schema"]["pattern"] == pattern
+    for path, valid in FILE_PATHS.items():
+        assert bool(re.search(pattern, path)) is valid, path
+        try:
+            clean_path(path)
+            accepted = True
+        except ApiError:
+            accepted = False
+        assert accepted is valid, path
+
+
+def test_prefixes_follow_the_documented_pattern(schema, owner):
+    from filememory.services.paths import clean_folder
+    from memoryhub.errors import ApiError
+
+    pattern = parameters(schema, FILES, "get")["prefix"]["schema"]["pattern"]
+    files = {path: valid for path, valid in FILE_PATHS.items() if path not in ("", "a/")}
+    folders = {
+        **files,
+        **{path + "/": valid for path, valid in files.items()},
+        "": True,
+        "/": True,
+        "a//": False,
+    }
+    for prefix, valid in folders.items():
+        assert bool(re.search(pattern, prefix)) is valid, prefix
+        try:
+            clean_folder(prefix)
+            accepted = True
+        except ApiError:
+            accepted = False
+        assert accepted is valid, prefix
+    memory = owner.post("/api/v1/memories", {"name": "Notes"}).json()
+    assert owner.get(f"/api/v1/memories/{memory['id']}/files?prefix=a/../b").status_code == 422
+
+
+def test_revisions_name_only_the_principals_that_change_files(schema, owner, runner):
+    """api_key and run: the admin's staff principals never write files."""
+    revision = response_schema(schema, REVISION, "get", "200")
+    assert resolve(schema, revision["properties"]["principal_type"])["enum"] == ["api_key", "run"]
+    memory = owner.post("/api/v1/memories", {"name": "Notes"}).json()
+    runner.put(f"/api/v1/memories/{memory['id']}/files/a.md", {"content": "x"})
+    listed = owner.get(f"/api/v1/memories/{memory['id']}/revisions").json()["results"]
+    assert [r["principal_type"] for r in listed] == ["api_key"]
+
+
+def test_a_record_change_needs_text_or_metadata(schema):
+    change = request_schema(schema, RECORD, "patch")
+    assert change["minProperties"] == 1  # {} is 422: "give text, metadata or both"

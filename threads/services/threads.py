@@ -38,9 +38,25 @@ def get_thread(principal: Principal, thread_id: str, *, lock: bool = False) -> T
     return get_in_workspace(THREADS, principal, thread_id, "thread", lock=lock)
 
 
-def list_threads(principal: Principal):
+def list_threads(
+    principal: Principal,
+    *,
+    agent_id: str | None = None,
+    end_user: str | None = None,
+    status: str | None = None,
+):
+    """The workspace's threads, newest first, filtered by agent, end user and status."""
     principal.require(Permission.READ)
-    return THREADS.filter(workspace_id=principal.workspace_id).order_by("-created_at", "id")
+    qs = THREADS.filter(workspace_id=principal.workspace_id)
+    if status is not None:
+        if status not in Thread.Status.values:
+            raise ApiError(422, f"status must be one of: {', '.join(Thread.Status.values)}")
+        qs = qs.filter(status=status)
+    if agent_id is not None:
+        qs = qs.filter(agent_id=agent_id)
+    if end_user is not None:
+        qs = qs.filter(end_user__external_id=end_user)
+    return qs.order_by("-created_at", "id")
 
 
 def fork_thread(principal: Principal, thread_id: str, memories: object = None) -> Thread:
