@@ -33,7 +33,7 @@ def given_paths(value: object, field: str = "paths") -> list[str]:
 def build_context(scope: FactScope, query: object, paths_value: object, k: object) -> str:
     """Under each path, the best matches for ``query`` (the newest when it is empty)."""
     query = validation.query(query)
-    k = validation.bounded_int(k, "k", 8, validation.K_MAX)
+    k = validation.bounded_int(k, "k", validation.CONTEXT_K_DEFAULT, validation.K_MAX)
     sections = []
     for given in given_paths(paths_value):
         folder = paths.resolve(given, scope.viewer)

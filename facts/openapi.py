@@ -202,7 +202,7 @@ class FactContextSerializer(serializers.Serializer):
         required=False,
         help_text="Null or left out: the whole memory. An empty list is refused.",
     )
-    k = _k(8)
+    k = _k(validation.CONTEXT_K_DEFAULT)
 
 
 class FactToolCallFunctionSerializer(serializers.Serializer):

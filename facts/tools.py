@@ -70,7 +70,7 @@ class Toolbox:
                     "tags": {
                         "type": "array",
                         "maxItems": validation.MAX_TAGS,
-                        "items": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,50}$"},
+                        "items": {"type": "string", "pattern": f"^{validation.TAG_RE.pattern}$"},
                     },
                     "replaces": {
                         "type": "string",

@@ -14,6 +14,7 @@ TAG_RE = re.compile(r"[A-Za-z0-9._:-]{1,50}")
 KEY_RE = re.compile(r"[A-Za-z0-9._:-]{1,200}")
 FACT_ID_RE = re.compile(re.escape(FACT_ID_PREFIX) + r"([1-9][0-9]{0,17})")
 K_DEFAULT, K_MAX = 5, 50
+CONTEXT_K_DEFAULT = 8  # facts per path in a context block (facts-memory.md: k=8)
 LIMIT_DEFAULT, LIMIT_MAX = 50, 200
 
 

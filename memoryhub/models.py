@@ -16,6 +16,8 @@ class Permission(models.TextChoices):
 
 PERMISSION_LEVELS = {Permission.READ: 1, Permission.RUN: 2, Permission.WRITE: 3}
 
+# A record memory's namespace (mem0's user_id): 1 to this many characters.
+MAX_NAMESPACE = 256
 # "user:" and a Django username (at most 150 characters), the longest principal id.
 PRINCIPAL_ID_MAX = 160
 
@@ -230,7 +232,7 @@ class Memory(models.Model):
     provider = models.ForeignKey(
         MemoryProvider, null=True, blank=True, on_delete=models.PROTECT, related_name="memories"
     )
-    namespace = models.CharField(max_length=256, null=True, blank=True)
+    namespace = models.CharField(max_length=MAX_NAMESPACE, null=True, blank=True)
     # Byte accounting of a file memory, kept in the row so writers can lock and check it.
     content_bytes = models.BigIntegerField(default=0)
     history_bytes = models.BigIntegerField(default=0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from memoryhub import ids
-from memoryhub.models import MemoryProvider, Workspace
+from memoryhub.models import MAX_NAMESPACE, MemoryProvider, Workspace
 
 
 def new_purge_id() -> str:
@@ -27,7 +27,7 @@ class PurgeJob(models.Model):
     provider = models.ForeignKey(
         MemoryProvider, on_delete=models.CASCADE, related_name="purge_jobs"
     )
-    namespace = models.CharField(max_length=256)
+    namespace = models.CharField(max_length=MAX_NAMESPACE)
     # The deleted memory, by id and name only: its row is gone.
     memory_id = models.CharField(max_length=48)
     memory_name = models.CharField(max_length=200, blank=True, default="")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
-from memoryhub.models import Memory, MemoryProvider
+from memoryhub.models import MAX_NAMESPACE, Memory, MemoryProvider
 from memoryhub.schema import named_enum
 from memoryhub.services import memories
 from memoryhub.services.common import NAME_MAX_CHARS
@@ -147,7 +147,7 @@ class MemoryCreate(MemoryChange):
         help_text="Record memories (required there): an enabled memory provider of this type.",
     )
     namespace = serializers.CharField(
-        max_length=256,
+        max_length=MAX_NAMESPACE,
         required=False,
         allow_null=True,
         help_text="Record memories: the backend namespace (mem0 user_id); default a13n-<hex>.",

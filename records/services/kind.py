@@ -10,13 +10,12 @@ from django.utils.crypto import salted_hmac
 from memoryhub import ids
 from memoryhub.catalog import MemoryKind
 from memoryhub.errors import ApiError
-from memoryhub.models import Memory, MemoryProvider
+from memoryhub.models import MAX_NAMESPACE, Memory, MemoryProvider
 from memoryhub.principals import Principal
 from records.services import namespaces, purges
 from records.services.providers import require_enabled
 
 NAMESPACE_PREFIX = "a13n-"
-MAX_NAMESPACE = 256
 # Names the HMAC key derived from SECRET_KEY for default namespaces, and nothing else.
 DEFAULT_NAMESPACE_SALT = "memoryhub.records.default_namespace"
 
@@ -41,7 +40,8 @@ def validate_namespace(value: Any) -> str:
         or "*" in value
     ):
         raise ApiError(
-            422, "namespace is 1 to 256 printable characters with no whitespace and no *"
+            422,
+            f"namespace is 1 to {MAX_NAMESPACE} printable characters with no whitespace and no *",
         )
     if value.startswith(NAMESPACE_PREFIX):
         # memoryhub's own defaults: those made before they were keyed can be computed from

@@ -152,8 +152,14 @@ def _plain_path(path: str) -> bool:
 
 
 def _timeout(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 120:
-        raise ApiError(422, f"config.{name} is a number of seconds, more than 0 and at most 120")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not 0 < value <= MAX_TIMEOUT
+    ):
+        raise ApiError(
+            422, f"config.{name} is a number of seconds, more than 0 and at most {MAX_TIMEOUT:g}"
+        )
     return float(value)
 
 
