@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memoryhub.errors import ApiError
+from memoryhub.reasons import Reason
 from memoryhub.visible import invisible_in
 
 MAX_PATH_CHARS = 300
@@ -135,12 +136,12 @@ def resolve(raw: object, viewer: Viewer, *, field: str = "path") -> Folder:
         if not viewer.is_run:
             raise ApiError(422, f"{field}: {{user}} needs a run with an end user")
         if viewer.end_user_id is None:
-            raise ApiError(409, "this run has no end user", reason="no_user")
+            raise ApiError(409, "this run has no end user", reason=Reason.NO_USER)
         segments[1] = viewer.end_user_external_id or ""
         return Folder(_join(segments), viewer.end_user_id, True)
     if viewer.is_run:
         if viewer.end_user_external_id != named:
-            raise ApiError(403, "another end user's folder", reason="other_user")
+            raise ApiError(403, "another end user's folder", reason=Reason.OTHER_USER)
         return Folder(_join(segments), viewer.end_user_id, True)
     return Folder(_join(segments), None, True)  # staff: the owner is looked up when needed
 

@@ -34,6 +34,7 @@ from filememory.services.writes import (
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Permission
 from memoryhub.principals import Principal
+from memoryhub.reasons import Code, Reason
 from memoryhub.tools import FILE_TOOL_KEYS, parse_arguments, permission_id, tool_name
 
 LISTING_LIMIT = 500  # lines of a folder listing
@@ -180,7 +181,7 @@ class _Call:
     def writing(self):
         self.principal.require(Permission.RUN)
         actor = Actor(self.principal, self.run_id, self.tool_call_id)
-        return writing(actor, self.memory_id, deleted_reason="memory_deleted")
+        return writing(actor, self.memory_id, deleted_reason=Reason.MEMORY_DELETED)
 
 
 def execute_file_tool(
@@ -210,7 +211,7 @@ def execute_file_tool(
     try:
         key = _key(name)
         if key in WRITE_KEYS and access != "write":
-            raise ApiError(403, "this memory is mounted read-only", code="forbidden")
+            raise ApiError(403, "this memory is mounted read-only", code=Code.FORBIDDEN)
         return HANDLERS[key](call, **_arguments(key, arguments))
     except ApiError as error:
         return _error_text(error)
@@ -264,7 +265,7 @@ def _memory(call: _Call) -> Memory:
     memory = FILE_MEMORIES.filter(workspace_id=call.principal.workspace_id, pk=call.memory_id)
     found = memory.first()
     if found is None:
-        raise memory_gone(call.memory_id, "memory_deleted")
+        raise memory_gone(call.memory_id, Reason.MEMORY_DELETED)
     return found
 
 
@@ -397,7 +398,7 @@ def _rename(call: _Call, old_path: str, new_path: str) -> str:
     with call.writing() as writer:
         current, base = _based(writer, call, old_path, "rename")
         if writer.current(new_path) is not None:
-            raise ApiError(409, f"a file exists at {new_path}", code="already_exists")
+            raise ApiError(409, f"a file exists at {new_path}", code=Code.ALREADY_EXISTS)
         action = Revision.Action.RENAME
         writer.remove(old_path, base, action, other_path=new_path)
         file = writer.put(new_path, current.content, ABSENT, action, other_path=old_path)

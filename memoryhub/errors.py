@@ -2,7 +2,7 @@
 
 Every refusal is an :class:`ApiError`. REST answers render it as
 ``{"error": {"code", "reason", "message", ...extra}}``; model tools render it as the
-text ``error: <code>: <message>``.
+text ``error: <reason or code>: <message>``. Reasons are named in :mod:`memoryhub.reasons`.
 """
 
 from __future__ import annotations
@@ -15,25 +15,27 @@ from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
+from memoryhub.reasons import Code, Reason
+
 logger = logging.getLogger(__name__)
 
-DEFAULT_CODES = {
-    400: "bad_request",
-    401: "unauthenticated",
-    403: "forbidden",
-    404: "not_found",
-    405: "method_not_allowed",
-    406: "not_acceptable",
-    409: "conflict",
-    411: "length_required",
-    412: "precondition_failed",
-    413: "payload_too_large",
-    415: "unsupported_media_type",
-    422: "invalid_argument",
-    428: "precondition_required",
-    429: "rate_limited",
-    500: "internal",
-    503: "unavailable",
+DEFAULT_CODES: dict[int, Code] = {
+    400: Code.BAD_REQUEST,
+    401: Code.UNAUTHENTICATED,
+    403: Code.FORBIDDEN,
+    404: Code.NOT_FOUND,
+    405: Code.METHOD_NOT_ALLOWED,
+    406: Code.NOT_ACCEPTABLE,
+    409: Code.CONFLICT,
+    411: Code.LENGTH_REQUIRED,
+    412: Code.PRECONDITION_FAILED,
+    413: Code.PAYLOAD_TOO_LARGE,
+    415: Code.UNSUPPORTED_MEDIA_TYPE,
+    422: Code.INVALID_ARGUMENT,
+    428: Code.PRECONDITION_REQUIRED,
+    429: Code.RATE_LIMITED,
+    500: Code.INTERNAL,
+    503: Code.UNAVAILABLE,
 }
 
 
@@ -43,23 +45,23 @@ class ApiError(Exception):
         status: int,
         message: str,
         *,
-        code: str | None = None,
-        reason: str | None = None,
+        code: Code | None = None,
+        reason: Reason | None = None,
         headers: dict[str, str] | None = None,
         **extra: Any,
     ) -> None:
         super().__init__(message)
         self.status = status
-        self.code = code or DEFAULT_CODES.get(status, "error")
+        self.code = code or DEFAULT_CODES.get(status, Code.ERROR)
         self.reason = reason
         self.message = message
         self.headers = headers or {}
         self.extra = extra
 
     def as_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        body: dict[str, Any] = {"code": str(self.code), "message": self.message}
         if self.reason:
-            body["reason"] = self.reason
+            body["reason"] = str(self.reason)  # a Reason is sent as its plain value
         body.update(self.extra)
         return {"error": body}
 
@@ -67,7 +69,8 @@ class ApiError(Exception):
         return f"error: {self.reason or self.code}: {self.message}"
 
     def __repr__(self) -> str:
-        return f"ApiError({self.status}, {self.code!r}, {self.reason!r}, {self.message!r})"
+        reason = str(self.reason) if self.reason else None
+        return f"ApiError({self.status}, {str(self.code)!r}, {reason!r}, {self.message!r})"
 
 
 # Shorthands for the common refusals.
@@ -75,15 +78,15 @@ def not_found(what: str = "object") -> ApiError:
     return ApiError(404, f"{what} not found")
 
 
-def invalid(message: str, reason: str | None = None, **extra: Any) -> ApiError:
+def invalid(message: str, reason: Reason | None = None, **extra: Any) -> ApiError:
     return ApiError(422, message, reason=reason, **extra)
 
 
-def conflict(message: str, reason: str | None = None, **extra: Any) -> ApiError:
+def conflict(message: str, reason: Reason | None = None, **extra: Any) -> ApiError:
     return ApiError(409, message, reason=reason, **extra)
 
 
-def forbidden(message: str = "not allowed", reason: str | None = None) -> ApiError:
+def forbidden(message: str = "not allowed", reason: Reason | None = None) -> ApiError:
     return ApiError(403, message, reason=reason)
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from memoryhub.errors import ApiError
 from memoryhub.models import PERMISSION_LEVELS, ApiKey, Permission, Run, Workspace
+from memoryhub.reasons import Code, Reason
 
 
 @dataclass
@@ -42,8 +43,8 @@ class Principal:
         if self.has(permission):
             return
         if self.run is not None and not self.run.is_running:
-            raise ApiError(401, "the run has ended", reason="run_ended")
-        raise ApiError(403, f"this needs the {permission} permission", code="forbidden")
+            raise ApiError(401, "the run has ended", reason=Reason.RUN_ENDED)
+        raise ApiError(403, f"this needs the {permission} permission", code=Code.FORBIDDEN)
 
     @classmethod
     def for_api_key(cls, key: ApiKey) -> Principal:

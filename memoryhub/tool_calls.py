@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from memoryhub.errors import ApiError
 from memoryhub.models import Run, ToolCall
+from memoryhub.reasons import Reason
 
 OUTCOME_UNKNOWN = (
     "error: outcome_unknown: an earlier attempt of this tool call did not finish, so it may "
@@ -43,7 +44,7 @@ def earlier_content(run: Run, call_id: str, call_digest: str) -> str | None:
         return None
     if earlier.arguments_digest != call_digest:
         raise ApiError(
-            409, "this tool call id was used with other arguments", reason="tool_call_reused"
+            409, "this tool call id was used with other arguments", reason=Reason.TOOL_CALL_REUSED
         )
     return OUTCOME_UNKNOWN if earlier.status == ToolCall.Status.STARTED else earlier.content
 

@@ -15,6 +15,7 @@ from typing import Any
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory
 from memoryhub.principals import Principal
+from memoryhub.reasons import Code, Reason
 from memoryhub.tools import RECORD_TOOL_KEYS, parse_arguments, permission_id, tool_name
 from records.services import records
 
@@ -136,9 +137,9 @@ def _live_memory(principal: Principal, memory: Memory | str) -> Memory:
     try:
         found = records.get_record_memory(principal, memory)
     except ApiError:
-        raise ApiError(404, "the memory was deleted", reason="memory_deleted") from None
+        raise ApiError(404, "the memory was deleted", reason=Reason.MEMORY_DELETED) from None
     if found.provider is None or not found.provider.enabled:
-        raise ApiError(503, "the memory's provider is disabled", code="unavailable")
+        raise ApiError(503, "the memory's provider is disabled", code=Code.UNAVAILABLE)
     return found
 
 
@@ -198,7 +199,7 @@ def execute_record_tool(
         args = parse_arguments(arguments)
         _check_fields(key, args)
         if access != "write" and key not in READ_KEYS:
-            raise ApiError(403, "this memory is mounted read-only", code="forbidden")
+            raise ApiError(403, "this memory is mounted read-only", code=Code.FORBIDDEN)
         target = _live_memory(principal, memory)
         details = {k: v for k, v in (("run", run_id), ("tool_call", tool_call_id)) if v}
         return _run(principal, target, key, args, details)

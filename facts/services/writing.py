@@ -21,6 +21,7 @@ from memoryhub.conf import setting
 from memoryhub.errors import ApiError
 from memoryhub.models import Permission, Run
 from memoryhub.principals import Principal
+from memoryhub.reasons import Reason
 
 WRITE_FIELDS = {"path", "text", "tags", "confidence", "replaces", "key", "written_by"}
 KEY_CONSTRAINT = "fact_key_unique_per_run"
@@ -56,7 +57,7 @@ def write_fact(
     principal.require(Permission.RUN)
     request = _parse(data, scope)
     if within is not None and not is_under(request.folder.path, within):
-        raise ApiError(403, "this path is outside the tool's folders", reason="outside_paths")
+        raise ApiError(403, "this path is outside the tool's folders", reason=Reason.OUTSIDE_PATHS)
     if request.key and (earlier := _replay(scope, request.key)):
         return earlier
     try:
@@ -153,9 +154,9 @@ def _lock_running_runs(scope: FactScope) -> None:
         )
         running = {row[0] for row in cursor.fetchall()}
     if scope.run.id not in running:
-        raise ApiError(401, "the run has ended", reason="run_ended")
+        raise ApiError(401, "the run has ended", reason=Reason.RUN_ENDED)
     if scope.scope and scope.scope not in running:
-        raise ApiError(409, "the eval's root run has ended", reason="eval_ended")
+        raise ApiError(409, "the eval's root run has ended", reason=Reason.EVAL_ENDED)
 
 
 def _create(scope: FactScope, request: _Request) -> Written:
@@ -212,7 +213,7 @@ def _replace(scope: FactScope, request: _Request, within: list[Folder] | None) -
         raise ApiError(
             422,
             "a fact can't be moved into, out of or between users' folders",
-            reason="user_folder_move",
+            reason=Reason.USER_FOLDER_MOVE,
         )
     fact.version += 1
     fact.path = request.folder.path
@@ -271,7 +272,7 @@ def _count_one_more(scope: FactScope) -> None:
     quota = FactQuota.objects.filter(agent_id=scope.agent_id, scope=scope.scope)
     if quota.filter(count__lt=limit).update(count=F("count") + 1):
         return
-    raise ApiError(409, f"this memory holds at most {limit} facts", reason="memory_full")
+    raise ApiError(409, f"this memory holds at most {limit} facts", reason=Reason.MEMORY_FULL)
 
 
 def _pk_or_404(fact_id: str) -> int:

@@ -24,6 +24,7 @@ from memoryhub.conf import setting
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Permission
 from memoryhub.principals import Principal
+from memoryhub.reasons import Reason
 
 FILE_MEMORIES = Memory.objects.filter(kind=Memory.Kind.FILE)
 
@@ -69,7 +70,7 @@ def content_size(content: object, field: str = "content") -> int:
         raise ApiError(
             422,
             f"{field} is {size} bytes; a file holds at most {limit} bytes (UTF-8)",
-            reason="file_too_large",
+            reason=Reason.FILE_TOO_LARGE,
         )
     return size
 
@@ -85,13 +86,13 @@ def stale(path: str, current: File | None, message: str | None = None) -> ApiErr
     return ApiError(412, message, **extra)
 
 
-def memory_gone(memory_id: str, deleted_reason: str | None) -> ApiError:
+def memory_gone(memory_id: str, deleted_reason: Reason | None) -> ApiError:
     if deleted_reason:
         return ApiError(404, f"memory {memory_id} was deleted", reason=deleted_reason)
     return ApiError(404, "memory not found")
 
 
-def lock_memory(principal: Principal, memory_id: str, deleted_reason: str | None = None):
+def lock_memory(principal: Principal, memory_id: str, deleted_reason: Reason | None = None):
     memory = (
         FILE_MEMORIES.select_for_update()
         .filter(workspace_id=principal.workspace_id, pk=memory_id)
@@ -230,7 +231,7 @@ class Writer:
             raise ApiError(
                 409,
                 f"the memory's files would take {content} bytes; it holds at most {limit}",
-                reason="memory_full",
+                reason=Reason.MEMORY_FULL,
             )
         history = self.memory.history_bytes + self.history_added
         history -= prune_per_file(self.memory, self.touched)
@@ -274,7 +275,9 @@ def prune_oldest(memory: Memory, excess: int) -> int:
 
 
 @contextmanager
-def writing(actor: Actor, memory_id: str, *, deleted_reason: str | None = None) -> Iterator[Writer]:
+def writing(
+    actor: Actor, memory_id: str, *, deleted_reason: Reason | None = None
+) -> Iterator[Writer]:
     """A transaction holding the memory's lock; the accounting is stored at its end."""
     actor.principal.require(Permission.RUN)
     with transaction.atomic():

@@ -18,6 +18,7 @@ from memoryhub.conf import setting
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Permission
 from memoryhub.principals import Principal
+from memoryhub.reasons import Code
 from memoryhub.services.common import bump_version, get_in_workspace, validate_name
 
 COMMON_CREATE_FIELDS = {"name", "description", "labels", "type", "guide", "always_load"}
@@ -155,7 +156,7 @@ def create_memory(principal: Principal, data: dict) -> Memory:
                 )
         except IntegrityError:
             raise ApiError(
-                409, "another memory uses this namespace", code="already_exists"
+                409, "another memory uses this namespace", code=Code.ALREADY_EXISTS
             ) from None
         kind.after_create(principal, memory)
         audit.record(principal, "memory.create", "memory", memory.id, kind=kind.kind)

@@ -23,6 +23,7 @@ from urllib3.exceptions import NewConnectionError
 from memoryhub import outbound
 from memoryhub.errors import ApiError
 from memoryhub.parsers import parse_json_bytes
+from memoryhub.reasons import Code, Reason
 
 DEFAULT_CONNECT_TIMEOUT = 5.0
 DEFAULT_READ_TIMEOUT = 30.0
@@ -216,11 +217,11 @@ class RecordBackend:
     def headers(self, *, admin: bool = False) -> dict[str, str]:
         return {}
 
-    def unavailable(self, message: str, reason: str | None = None) -> ApiError:
+    def unavailable(self, message: str, reason: Reason | None = None) -> ApiError:
         return ApiError(
             503,
             f"the memory provider {self.provider_id} cannot answer: {message}",
-            code="unavailable",
+            code=Code.UNAVAILABLE,
             reason=reason,
             dependency=f"memory:{self.type}",
         )
@@ -230,7 +231,7 @@ class RecordBackend:
             409,
             "the memory backend did not confirm the write: it may or may not have happened;"
             " list or search the records before trying again",
-            reason="write_unconfirmed",
+            reason=Reason.WRITE_UNCONFIRMED,
             dependency=f"memory:{self.type}",
         )
 
@@ -266,7 +267,7 @@ class RecordBackend:
             finally:
                 response.close()
         except outbound.OutboundRefused as exc:
-            raise self.unavailable(str(exc), reason="outbound_refused") from None
+            raise self.unavailable(str(exc), reason=Reason.OUTBOUND_REFUSED) from None
         except requests.ConnectTimeout:
             raise self.unavailable("the connection timed out") from None
         except requests.ReadTimeout:
@@ -289,15 +290,15 @@ class RecordBackend:
                 503,
                 f"the memory provider {self.provider_id} refused its credential"
                 f" (HTTP {status}); check the provider's api key",
-                code="unavailable",
-                reason="provider_auth",
+                code=Code.UNAVAILABLE,
+                reason=Reason.PROVIDER_AUTH,
                 dependency=f"memory:{self.type}",
                 provider_id=self.provider_id,
             )
         if 300 <= status < 400:
             raise self.unavailable(f"it answered a redirect (HTTP {status}), which is not followed")
         if status == 429:
-            raise self.unavailable("it is rate limiting (HTTP 429)", reason="rate_limited")
+            raise self.unavailable("it is rate limiting (HTTP 429)", reason=Reason.RATE_LIMITED)
         if status >= 500:
             raise self.unavailable(f"it failed (HTTP {status})")
         if status not in (400, 404) and status >= 300:
@@ -363,8 +364,8 @@ class RecordBackend:
             raise ApiError(
                 409,
                 "an identical record already exists in this memory",
-                code="already_exists",
-                reason="duplicate_record",
+                code=Code.ALREADY_EXISTS,
+                reason=Reason.DUPLICATE_RECORD,
             )
         raise self.unconfirmed()
 

@@ -21,6 +21,7 @@ from django.db import connection
 
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, MemoryProvider
+from memoryhub.reasons import Code, Reason
 from records.models import PurgeJob
 from records.services.providers import backend_key, providers_on_backend
 
@@ -63,12 +64,12 @@ def refuse_taken(key: str, namespaces: Iterable[str]) -> None:
     namespaces = list(namespaces)
     ids = providers_on_backend(key)
     if in_use(key, namespaces, provider_ids=ids):
-        raise ApiError(409, "another memory uses this namespace", code="already_exists")
+        raise ApiError(409, "another memory uses this namespace", code=Code.ALREADY_EXISTS)
     if PurgeJob.objects.filter(
         provider_id__in=ids, namespace__in=namespaces, status=PurgeJob.Status.PENDING
     ).exists():
         raise ApiError(
             409,
             "the records of a deleted memory in this namespace are still being purged",
-            reason="namespace_purging",
+            reason=Reason.NAMESPACE_PURGING,
         )

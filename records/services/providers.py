@@ -17,6 +17,7 @@ from memoryhub import audit, crypto, outbound
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, MemoryProvider, Permission
 from memoryhub.principals import Principal
+from memoryhub.reasons import Code, Reason
 from memoryhub.services.common import bump_version, get_in_workspace, validate_name
 from records.backends import DEFAULT_BASE_URL, RecordBackend, make_backend
 from records.models import PurgeJob
@@ -137,7 +138,7 @@ def _base_url(provider_type: str, value: Any) -> str:
         outbound.check_url(url)
     except outbound.OutboundRefused as exc:
         raise ApiError(
-            422, f"config.base_url is refused by the outbound policy: {exc}", reason="outbound"
+            422, f"config.base_url is refused by the outbound policy: {exc}", reason=Reason.OUTBOUND
         ) from None
     return url
 
@@ -215,8 +216,8 @@ def credential_of(provider: MemoryProvider) -> dict | None:
         raise ApiError(
             503,
             f"the credential of memory provider {provider.id} cannot be decrypted; set it again",
-            code="unavailable",
-            reason="provider_auth",
+            code=Code.UNAVAILABLE,
+            reason=Reason.PROVIDER_AUTH,
             dependency=f"memory:{provider.type}",
             provider_id=provider.id,
         ) from None
@@ -236,7 +237,7 @@ def require_enabled(provider: MemoryProvider) -> None:
         raise ApiError(
             422,
             f"the memory provider {provider.id} is disabled",
-            reason="disabled",
+            reason=Reason.DISABLED,
             provider_id=provider.id,
         )
 
@@ -315,7 +316,7 @@ def _refuse_move(provider: MemoryProvider, config: dict) -> None:
         raise ApiError(
             409,
             "purges of deleted memories still need this provider's address",
-            reason="purge_pending",
+            reason=Reason.PURGE_PENDING,
         )
     # One lock for all its namespaces: no adoption on the new backend until this commits.
     namespaces.lock_backend(key)
@@ -338,13 +339,13 @@ def delete_provider(principal: Principal, provider_id: str, if_match: str) -> No
             raise ApiError(
                 409,
                 "record memories still use this provider; delete them first",
-                reason="provider_in_use",
+                reason=Reason.PROVIDER_IN_USE,
             )
         if PurgeJob.objects.filter(provider=provider, status=PurgeJob.Status.PENDING).exists():
             raise ApiError(
                 409,
                 "purges of deleted memories still need this provider",
-                reason="purge_pending",
+                reason=Reason.PURGE_PENDING,
             )
         audit.record(principal, "memory_provider.delete", "memory_provider", provider.id)
         provider.delete()

@@ -38,6 +38,7 @@ from memoryhub.conf import setting
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory
 from memoryhub.principals import Principal
+from memoryhub.reasons import Reason
 from records.models import PurgeAttempt, PurgeJob
 from records.services import namespaces
 from records.services.providers import backend_of
@@ -293,19 +294,21 @@ def retry(job_id: str) -> PurgeJob:
         if job is None:
             raise ApiError(404, "purge job not found")
         if job.status == PurgeJob.Status.DONE:
-            raise ApiError(409, "the purge is done already", reason="purge_done")
+            raise ApiError(409, "the purge is done already", reason=Reason.PURGE_DONE)
         if (
             job.status == PurgeJob.Status.PENDING
             and PurgeJob.objects.filter(pk=job.pk, claimed_until__gt=Now()).exists()
         ):
             raise ApiError(
-                409, "a try of this purge is under way; try again later", reason="purge_running"
+                409,
+                "a try of this purge is under way; try again later",
+                reason=Reason.PURGE_RUNNING,
             )
         key = namespaces.key_of(job.provider)
         namespaces.lock(key, job.namespace)
         if namespaces.in_use(key, [job.namespace]):
             raise ApiError(
-                409, "a memory on this backend uses this namespace", reason="namespace_in_use"
+                409, "a memory on this backend uses this namespace", reason=Reason.NAMESPACE_IN_USE
             )
         job.status, job.attempts, job.finished_at = PurgeJob.Status.PENDING, 0, None
         job.claimed_until, job.claim_token = None, ""  # a claim that ran out: its worker died

@@ -15,6 +15,7 @@ from memoryhub.conf import setting
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Permission
 from memoryhub.principals import Principal
+from memoryhub.reasons import Reason
 from records.backends import Page, Record, RecordBackend
 from records.services.providers import backend_of, require_enabled
 
@@ -111,7 +112,7 @@ def _audited_write(
     try:
         result = _call(memory, work)
     except ApiError as error:
-        if error.reason == "write_unconfirmed":
+        if error.reason == Reason.WRITE_UNCONFIRMED:
             audit.record(
                 principal,
                 action,

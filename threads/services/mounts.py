@@ -12,6 +12,7 @@ from memoryhub.conf import setting
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Permission, Run, Thread
 from memoryhub.principals import Principal
+from memoryhub.reasons import Code, Reason
 from memoryhub.services.agents import (
     normalize_mounts,
     validate_access,
@@ -43,7 +44,7 @@ def _writable_thread(principal: Principal, thread_id: str) -> Thread:
     principal.require(Permission.RUN)
     thread = get_in_workspace(Thread.objects.all(), principal, thread_id, "thread", lock=True)
     if thread.status == Thread.Status.ARCHIVED:
-        raise ApiError(409, "the thread is archived", reason="thread_archived")
+        raise ApiError(409, "the thread is archived", reason=Reason.THREAD_ARCHIVED)
     return thread
 
 
@@ -55,18 +56,18 @@ def add_mounts(thread: Thread, mounts: list[dict]) -> None:
     for mount in mounts:
         if mount["name"] in names:
             raise ApiError(
-                409, f"the name {mount['name']} is mounted already", code="already_exists"
+                409, f"the name {mount['name']} is mounted already", code=Code.ALREADY_EXISTS
             )
         if mount["memory_id"] in memories:
             raise ApiError(
-                409, f"memory {mount['memory_id']} is mounted already", code="already_exists"
+                409, f"memory {mount['memory_id']} is mounted already", code=Code.ALREADY_EXISTS
             )
         names.add(mount["name"])
         memories.add(mount["memory_id"])
     limit = setting("memory.mounts_per_thread")
     if len(names) > limit:
         raise ApiError(
-            409, f"a thread holds at most {limit} memory mounts", reason="memory_mount_limit"
+            409, f"a thread holds at most {limit} memory mounts", reason=Reason.MEMORY_MOUNT_LIMIT
         )
     try:
         with transaction.atomic():

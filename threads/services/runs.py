@@ -13,6 +13,7 @@ from memoryhub.errors import ApiError
 from memoryhub.ids import hash_secret, new_secret
 from memoryhub.models import Permission, Run, Thread
 from memoryhub.principals import Principal
+from memoryhub.reasons import Reason
 from memoryhub.services.common import get_in_workspace
 from threads.models import RunMount
 from threads.services import mounts
@@ -64,7 +65,7 @@ def accept_run(
     with transaction.atomic():
         thread = get_thread(principal, thread_id, lock=True)
         if thread.status == Thread.Status.ARCHIVED:
-            raise ApiError(409, "the thread is archived", reason="thread_archived")
+            raise ApiError(409, "the thread is archived", reason=Reason.THREAD_ARCHIVED)
         parent = _parent(principal, parent_run_id)
         if inline and parent is None:
             raise ApiError(422, "an inline subagent run needs parent_run_id")

@@ -14,6 +14,7 @@ from memoryhub import tool_calls
 from memoryhub.errors import ApiError
 from memoryhub.models import Permission, Run
 from memoryhub.principals import Principal
+from memoryhub.reasons import Code, Reason
 from memoryhub.services.common import get_in_workspace
 from memoryhub.tools import FILE_TOOL_KEYS, MAX_TOOL_CALL_ID, RECORD_TOOL_KEYS, parse_arguments
 from records.tools import execute_record_tool
@@ -26,7 +27,7 @@ def _run_of(principal: Principal, run_id: str) -> Run:
         raise ApiError(404, "run not found")
     run = get_in_workspace(Run.objects.select_related("agent"), principal, run_id, "run")
     if not run.is_running:
-        raise ApiError(401, "the run has ended", reason="run_ended")
+        raise ApiError(401, "the run has ended", reason=Reason.RUN_ENDED)
     return run
 
 
@@ -46,7 +47,7 @@ def _mount_for(run: Run, key: str, arguments: dict) -> RunMount:
     kind = "file" if key in FILE_TOOL_KEYS else "record"
     of_kind = [m for m in mounts if m.kind == kind]
     if key in disabled_tools(run.agent) or not of_kind or run.inline:
-        raise ApiError(403, f"memory_{key} is not offered to this run", code="forbidden")
+        raise ApiError(403, f"memory_{key} is not offered to this run", code=Code.FORBIDDEN)
     # The arguments are those of the definition this run was offered: ``memory`` only
     # with several mounts of the kind. Without one (read-only), access refuses below.
     name = f"memory_{key}"
@@ -69,10 +70,10 @@ def _execute(
     try:
         mount = _mount_for(run, key, arguments)
         if not tool_allowed(key, mount.access):
-            raise ApiError(403, f"{mount.name} is mounted read-only", code="forbidden")
+            raise ApiError(403, f"{mount.name} is mounted read-only", code=Code.FORBIDDEN)
         needed = Permission.READ if tool_allowed(key, "read") else Permission.RUN
         if not principal.has(needed):
-            raise ApiError(403, f"this tool needs the {needed} permission", code="forbidden")
+            raise ApiError(403, f"this tool needs the {needed} permission", code=Code.FORBIDDEN)
     except ApiError as error:
         return error.as_tool_text()
     common = {
