@@ -73,23 +73,6 @@ class ApiError(Exception):
         return f"ApiError({self.status}, {str(self.code)!r}, {reason!r}, {self.message!r})"
 
 
-# Shorthands for the common refusals.
-def not_found(what: str = "object") -> ApiError:
-    return ApiError(404, f"{what} not found")
-
-
-def invalid(message: str, reason: Reason | None = None, **extra: Any) -> ApiError:
-    return ApiError(422, message, reason=reason, **extra)
-
-
-def conflict(message: str, reason: Reason | None = None, **extra: Any) -> ApiError:
-    return ApiError(409, message, reason=reason, **extra)
-
-
-def forbidden(message: str = "not allowed", reason: Reason | None = None) -> ApiError:
-    return ApiError(403, message, reason=reason)
-
-
 def _flatten_validation(detail: Any, prefix: str = "") -> list[str]:
     if isinstance(detail, dict):
         out: list[str] = []

@@ -274,13 +274,3 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.object_type}:{self.object_id}"
-
-
-class TaskPing(models.Model):
-    """Written by the sample Celery task, so that tests and operators can see a worker run."""
-
-    id = models.CharField(primary_key=True, max_length=48)
-    done_at = models.DateTimeField(null=True, blank=True)
-
-    def __str__(self) -> str:
-        return self.id

@@ -22,9 +22,6 @@ PACKAGES = ("memoryhub", "facts", "filememory", "records", "threads")
 
 # Helpers that take the reason positionally: name -> index of the reason argument.
 POSITIONAL_REASON = {
-    "invalid": 1,
-    "conflict": 1,
-    "forbidden": 1,
     "memory_gone": 1,
     "lock_memory": 2,
     "unavailable": 1,
