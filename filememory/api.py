@@ -11,8 +11,7 @@ from filememory.models import File
 from filememory.representations import file_etag, file_json, revision_json
 from filememory.services import files, revisions
 from filememory.services.writes import Actor
-from memoryhub.api.base import ApiView, body, if_match
-from memoryhub.api.pagination import Pagination
+from memoryhub.api.base import ApiView, body, if_match, paginated
 from memoryhub.conf import setting
 from memoryhub.permissions import CanRun, ReadOrRun, ReadOrWrite
 from memoryhub.schema import ETAG, PAGE_PARAMETERS, errors, page_of
@@ -37,9 +36,7 @@ class FileTreeView(ApiView):
     )
     def get(self, request: Request, memory_id: str) -> Response:
         qs = files.list_files(self.principal, memory_id, request.query_params.get("prefix"))
-        paginator = Pagination()
-        page = paginator.paginate_queryset(qs, request, self)
-        return paginator.get_paginated_response([file_json(f, content=False) for f in page])
+        return paginated(self, qs, lambda page: [file_json(f, content=False) for f in page])
 
 
 class FileDetailView(ApiView):
@@ -99,9 +96,7 @@ class RevisionListView(ApiView):
     )
     def get(self, request: Request, memory_id: str) -> Response:
         qs = revisions.list_revisions(self.principal, memory_id, request.query_params.get("path"))
-        paginator = Pagination()
-        page = paginator.paginate_queryset(qs, request, self)
-        return paginator.get_paginated_response([revision_json(r) for r in page])
+        return paginated(self, qs, lambda page: [revision_json(r) for r in page])
 
     @extend_schema(
         summary="Purge a file's (?path=) or the memory's history",

@@ -7,8 +7,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
-from memoryhub.api.base import ApiView, body, if_match, with_etag
-from memoryhub.api.pagination import Pagination, int_param
+from memoryhub.api.base import ApiView, body, if_match, paginated, with_etag
+from memoryhub.api.pagination import int_param
 from memoryhub.api.representations import iso
 from memoryhub.etags import etag_for
 from memoryhub.models import MemoryProvider
@@ -59,9 +59,8 @@ class ProviderListView(ApiView):
         responses={200: page_of("MemoryProviderPage", doc.MemoryProviderSerializer)},
     )
     def get(self, request: Request) -> Response:
-        paginator = Pagination()
-        page = paginator.paginate_queryset(providers.list_providers(self.principal), request, self)
-        return paginator.get_paginated_response([provider_json(p) for p in page])
+        rows = providers.list_providers(self.principal)
+        return paginated(self, rows, lambda page: [provider_json(p) for p in page])
 
     @extend_schema(
         summary="Add a memory provider",

@@ -6,9 +6,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memoryhub.api.base import ApiView, RunOrKeyView, body, if_match, with_etag
+from memoryhub.api.base import ApiView, RunOrKeyView, body, if_match, paginated, with_etag
 from memoryhub.api.openapi import NewMemoryMount
-from memoryhub.api.pagination import Pagination
 from memoryhub.api.representations import run_json, thread_json
 from memoryhub.etags import etag_for
 from memoryhub.permissions import CanRead, CanRun, ReadOrRun
@@ -39,9 +38,7 @@ class ThreadListView(ApiView):
             end_user=params.get("end_user"),
             status=params.get("status"),
         )
-        paginator = Pagination()
-        page = paginator.paginate_queryset(qs, request, self)
-        return paginator.get_paginated_response([thread_json(t) for t in page])
+        return paginated(self, qs, lambda page: [thread_json(t) for t in page])
 
     @errors({409: MOUNTS_CONFLICT})
     @extend_schema(

@@ -7,8 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryhub.api import openapi as oa
-from memoryhub.api.base import ApiView, body, if_match, with_etag
-from memoryhub.api.pagination import Pagination
+from memoryhub.api.base import ApiView, body, if_match, paginated, with_etag
 from memoryhub.api.representations import agent_json
 from memoryhub.permissions import ReadOrWrite
 from memoryhub.schema import ETAG, IF_MATCH, PAGE_PARAMETERS, page_of
@@ -26,9 +25,8 @@ class AgentListView(ApiView):
         responses={200: page_of("AgentPage", oa.Agent)},
     )
     def get(self, request: Request) -> Response:
-        paginator = Pagination()
-        page = paginator.paginate_queryset(agents.list_agents(self.principal), request, self)
-        return paginator.get_paginated_response([agent_json(a) for a in page])
+        rows = agents.list_agents(self.principal)
+        return paginated(self, rows, lambda page: [agent_json(a) for a in page])
 
     @extend_schema(
         summary="Create an agent",

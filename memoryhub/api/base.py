@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memoryhub.api.pagination import Pagination
 from memoryhub.auth import ApiKeyAuthentication, RunTokenAuthentication
 from memoryhub.errors import ApiError
 from memoryhub.etags import etag_for
@@ -43,6 +45,16 @@ def body(request: Request, allowed: set[str], required: set[str] = frozenset()) 
     if missing:
         raise ApiError(422, f"missing fields: {', '.join(missing)}")
     return data
+
+
+def paginated(view: APIView, rows: Any, render: Callable[[Sequence], list]) -> Response:
+    """One page of ``rows`` (``?limit=&offset=``) as ``{count, next, previous, results}``.
+
+    ``render`` gets the page's rows at once, so it can fetch what they need in one query.
+    """
+    paginator = Pagination()
+    page = paginator.paginate_queryset(rows, view.request, view)
+    return paginator.get_paginated_response(render(page))
 
 
 def with_etag(data: Any, version: int, status: int = 200) -> Response:

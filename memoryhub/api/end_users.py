@@ -7,8 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryhub.api import openapi as oa
-from memoryhub.api.base import ApiView
-from memoryhub.api.pagination import Pagination
+from memoryhub.api.base import ApiView, paginated
 from memoryhub.api.representations import end_user_json
 from memoryhub.permissions import ReadOrWrite
 from memoryhub.schema import PAGE_PARAMETERS, page_of
@@ -24,9 +23,8 @@ class EndUserListView(ApiView):
         responses={200: page_of("EndUserPage", oa.EndUser)},
     )
     def get(self, request: Request) -> Response:
-        paginator = Pagination()
-        page = paginator.paginate_queryset(end_users.list_end_users(self.principal), request, self)
-        return paginator.get_paginated_response([end_user_json(u) for u in page])
+        rows = end_users.list_end_users(self.principal)
+        return paginated(self, rows, lambda page: [end_user_json(u) for u in page])
 
 
 class EndUserDetailView(ApiView):

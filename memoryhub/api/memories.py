@@ -7,8 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryhub.api import openapi as oa
-from memoryhub.api.base import ApiView, body, if_match, with_etag
-from memoryhub.api.pagination import Pagination
+from memoryhub.api.base import ApiView, body, if_match, paginated, with_etag
 from memoryhub.api.representations import iso
 from memoryhub.etags import etag_for
 from memoryhub.models import Memory
@@ -63,10 +62,12 @@ class MemoryListView(ApiView):
             kind=params.get("kind"),
             memory_type=params.get("type"),
         )
-        paginator = Pagination()
-        page = paginator.paginate_queryset(qs, request, self)
-        stats = memories.stats_for(page)
-        return paginator.get_paginated_response([memory_json(m, stats.get(m.id)) for m in page])
+
+        def render(page) -> list:
+            stats = memories.stats_for(page)  # each kind's counts for the page at once
+            return [memory_json(m, stats.get(m.id)) for m in page]
+
+        return paginated(self, qs, render)
 
     @errors(
         {
