@@ -2,40 +2,17 @@
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 
 import pytest
-from django.db import connection
 
 from facts.models import Fact, FactQuota, FactVersion
 from tests.conftest import Api
 from tests.facts.conftest import run_for, save, seed_facts, token_for
+from tests.parallel import in_parallel
 
 FACTS = "/v0/memory/facts"
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def in_parallel(count: int, work) -> list:
-    """Run ``work(i)`` in ``count`` threads released together; their results in order."""
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def worker(index: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            results[index] = work(index)
-        except Exception as exc:  # noqa: BLE001  (reported by the assertions)
-            results[index] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    return results
 
 
 def test_twenty_writers_cannot_overshoot_100000_facts(tenant, agent):

@@ -14,7 +14,7 @@ from facts.models import Fact, FactVersion
 from memoryhub.models import ToolCall
 from tests.conftest import Api, error_of
 from tests.facts.conftest import run_for, save, token_for
-from tests.facts.test_concurrency import in_parallel
+from tests.parallel import in_parallel
 
 CALL = "/v0/memory/tools/call"
 ONE_PATH = ["users/{user}/"]

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-
 import pytest
-from django.db import connection
 
 from filememory.models import File, Revision
 from filememory.representations import file_etag
@@ -14,30 +10,9 @@ from filememory.services.files import put_file
 from filememory.services.writes import Actor
 from memoryhub.errors import ApiError
 from tests.filememory.conftest import assert_accounting, limits
+from tests.parallel import in_parallel
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def in_parallel(count: int, work: Callable[[int], object]) -> list:
-    """Run ``work(i)`` in ``count`` threads started together; results or ApiErrors."""
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def run(index: int) -> None:
-        try:
-            barrier.wait()
-            results[index] = work(index)
-        except ApiError as error:
-            results[index] = error
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
 
 
 def test_ten_writers_with_the_same_etag(tenant, memory):

@@ -27,6 +27,7 @@ from records.services.providers import backend_of
 from records.tasks import purge_namespace, send_due_purges
 from tests import workers
 from tests.conftest import error_of
+from tests.parallel import in_parallel
 from tests.records.conftest import PLATFORM_KEY, record_memory
 
 NS = "outbox-ns"
@@ -88,24 +89,7 @@ def _as_a_dead_worker_left_it(job: PurgeJob, *, claimed_until, attempts: int = 1
 
 def _in_threads(*works) -> list:
     """Each ``work()`` in its own thread (own database connection), released together."""
-    barrier = threading.Barrier(len(works))
-    results: list = [None] * len(works)
-
-    def run(index: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            results[index] = works[index]()
-        except Exception as exc:  # noqa: BLE001 - reported by the assertions
-            results[index] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(works))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    return results
+    return in_parallel(len(works), lambda i: works[i]())
 
 
 def _wait_for(predicate, seconds: float = 20) -> None:

@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
 
 from memoryhub.models import Memory, MemoryProvider
 from records.models import PurgeAttempt, PurgeJob
 from records.services import providers
 from records.services.providers import backend_of
 from tests.conftest import error_of, make_tenant
+from tests.parallel import in_parallel
 from tests.records.conftest import OSS_ADMIN_KEY, OSS_KEY, PLATFORM_KEY, record_memory
 
 MEMORIES = "/api/v1/memories"
@@ -251,34 +250,12 @@ def test_the_provider_test_never_lists_a_namespace_used_on_the_backend(
     assert request["body"]["filters"]["user_id"] == f"a13n-test-{free}"
 
 
-def _in_parallel(count: int, work) -> list:
-    """``work(i)`` in ``count`` threads released together, each on its own connection."""
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def worker(index: int) -> None:
-        try:
-            barrier.wait(timeout=30)
-            results[index] = work(index)
-        except Exception as exc:  # noqa: BLE001 - reported by the assertions
-            results[index] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    return results
-
-
 @pytest.mark.django_db(transaction=True)
 def test_workspaces_adopting_one_namespace_at_once_make_one_memory():
     spellings = [HOST, "HTTPS://MEM0.EXAMPLE.COM:443/", "https://Mem0.Example.com/", HOST + "/"]
     tenants = [make_tenant(f"Tenant {i}") for i in range(len(spellings))]
     owned = [provider_on(t, url) for t, url in zip(tenants, spellings, strict=True)]
-    results = _in_parallel(
+    results = in_parallel(
         len(tenants), lambda i: adopt(tenants[i].api(), owned[i], "race").status_code
     )
     assert sorted(results) == [201] + [409] * (len(tenants) - 1), results
