@@ -2,29 +2,27 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from facts import openapi, paths, validation
-from facts.context import build_context
+from facts import paths, serializers
+from facts.context import build_context, given_paths
 from facts.representations import fact_json, search_json, version_json
 from facts.scope import FactScope, for_run
 from facts.services import reading, writing
 from facts.tools import Toolbox
-from memoryhub.api.base import body
 from memoryhub.auth import RunTokenAuthentication
 from memoryhub.permissions import CanRead, principal_of
 from memoryhub.principals import Principal
+from memoryhub.rules import parse
 from memoryhub.schema import errors
 
 # What a path can meet in a run: another end user's folder, users/{user}/ without one.
 OTHER_USER = {403: "The path is another end user's folder (other_user)."}
 NO_USER = "users/{user}/ in a run without an end user (no_user)"
 PATHS = errors(OTHER_USER, {409: NO_USER + "."})
-
-SEARCH_FIELDS = {"query", "path", "tags", "k"}
 
 
 class RunView(APIView):
@@ -42,27 +40,19 @@ class RunView(APIView):
         return for_run(self.principal)
 
 
-def search_request(scope: FactScope, data: dict) -> list:
-    """``{query, path?, tags?, k?}`` -> the matching facts (shared with the staff API)."""
-    folder = paths.resolve(data.get("path", ""), scope.viewer)
-    tags = validation.tags(data["tags"]) if data.get("tags") is not None else None
-    return reading.search_facts(
-        scope,
-        validation.query(data.get("query")),
-        folders=[folder],
-        tags=tags,
-        k=validation.k(data.get("k")),
+def search_answer(scope: FactScope, data: dict) -> dict:
+    """A search's answer from its checked input (shared with the staff API)."""
+    folder = paths.resolve(data["path"], scope.viewer)
+    found = reading.search_facts(
+        scope, data["query"], folders=[folder], tags=data.get("tags"), k=data["k"]
     )
+    return {"facts": search_json(found)}
 
 
-def list_request(scope: FactScope, params) -> dict:
+def list_answer(scope: FactScope, request: Request) -> dict:
     """``?path=&tags=a,b&limit=&before=`` -> one page, newest first."""
     page = reading.list_facts(
-        scope,
-        path=params.get("path", ""),
-        tags=validation.tags_param(params.get("tags")),
-        limit=validation.limit(params.get("limit")),
-        before=params.get("before"),
+        scope, **parse(serializers.FactListQuerySerializer, request.query_params)
     )
     return {"facts": [fact_json(f) for f in page.facts], "next": page.next}
 
@@ -76,11 +66,11 @@ class FactListView(RunView):
     @PATHS
     @extend_schema(
         summary="List facts, newest first",
-        parameters=openapi.LIST_PARAMETERS,
-        responses={200: openapi.FactPageSerializer},
+        parameters=[serializers.FactListQuerySerializer],
+        responses={200: serializers.FactPageSerializer},
     )
     def get(self, request: Request) -> Response:
-        return Response(list_request(self.scope, request.query_params))
+        return Response(list_answer(self.scope, request))
 
     @errors(
         OTHER_USER,
@@ -94,12 +84,12 @@ class FactListView(RunView):
         summary="Save a fact (or a new version of one)",
         description="201 with the written version; 200 with the first write's answer when "
         "the same key was already written in this run.",
-        request=openapi.FactWriteSerializer,
-        responses={201: openapi.FactSerializer, 200: openapi.FactSerializer},
+        request=serializers.FactWriteSerializer,
+        responses={201: serializers.FactSerializer, 200: serializers.FactSerializer},
     )
     def post(self, request: Request) -> Response:
-        data = body(request, writing.WRITE_FIELDS)
-        written = writing.write_fact(self.principal, self.scope, data)
+        data = parse(serializers.FactWriteSerializer, request.data)
+        written = writing.write_fact(self.principal, self.scope, **data)
         return Response(
             version_json(written.version, written.created_at),
             status=201 if written.created else 200,
@@ -107,7 +97,7 @@ class FactListView(RunView):
 
 
 class FactDetailView(RunView):
-    @extend_schema(summary="Get a fact", responses={200: openapi.FactSerializer})
+    @extend_schema(summary="Get a fact", responses={200: serializers.FactSerializer})
     def get(self, request: Request, fact_id: str) -> Response:
         return Response(fact_json(reading.get_fact(self.scope, fact_id)))
 
@@ -121,7 +111,7 @@ class FactDetailView(RunView):
 class FactVersionsView(RunView):
     @extend_schema(
         summary="Every version of a fact, newest first",
-        responses={200: openapi.FactVersionsSerializer},
+        responses={200: serializers.FactVersionsSerializer},
     )
     def get(self, request: Request, fact_id: str) -> Response:
         return Response(versions_answer(self.scope, fact_id))
@@ -131,40 +121,51 @@ class SearchView(RunView):
     @PATHS
     @extend_schema(
         summary="Full-text search, best first",
-        request=openapi.FactSearchSerializer,
-        responses={200: openapi.FactSearchResultsSerializer},
+        request=serializers.FactSearchSerializer,
+        responses={200: serializers.FactSearchResultsSerializer},
     )
     def post(self, request: Request) -> Response:
-        data = body(request, SEARCH_FIELDS)
-        return Response({"facts": search_json(search_request(self.scope, data))})
+        return Response(
+            search_answer(self.scope, parse(serializers.FactSearchSerializer, request.data))
+        )
 
 
 class ContextView(RunView):
     @PATHS
     @extend_schema(
         summary="The <memory> block for a prompt",
-        request=openapi.FactContextSerializer,
-        responses={200: openapi.FactContextBlockSerializer},
+        request=serializers.FactContextSerializer,
+        responses={200: serializers.FactContextBlockSerializer},
     )
     def post(self, request: Request) -> Response:
-        data = body(request, {"query", "paths", "k"})
-        context = build_context(self.scope, data.get("query"), data.get("paths"), data.get("k"))
-        return Response({"context": context})
+        data = parse(serializers.FactContextSerializer, request.data)
+        return Response({"context": build_context(self.scope, **data)})
 
 
-def paths_param(request: Request) -> list[str] | None:
-    """``?paths=a/&paths=b/`` or ``?paths=a/,b/`` (paths never hold commas); absent: None."""
+def paths_param(request: Request) -> list[str]:
+    """``?paths=a/&paths=b/`` or ``?paths=a/,b/`` (paths never hold commas), normalized."""
     if "paths" not in request.query_params:
-        return None
-    return [p for value in request.query_params.getlist("paths") for p in value.split(",")]
+        return given_paths(None)
+    values = request.query_params.getlist("paths")
+    return given_paths([p for value in values for p in value.split(",")])
+
+
+TOOLS_PATHS = OpenApiParameter(
+    "paths",
+    str,
+    many=True,
+    description="The folders (1-20) the tools are confined to: repeated, or comma-separated. "
+    "Left out: the whole memory. With several, each tool takes a path argument restricted "
+    "to exactly these.",
+)
 
 
 class ToolsView(RunView):
     @PATHS
     @extend_schema(
         summary="The memory tools' OpenAI function definitions",
-        parameters=openapi.TOOLS_PARAMETERS,
-        responses={200: openapi.FactToolDefinitionsSerializer},
+        parameters=[TOOLS_PATHS],
+        responses={200: serializers.FactToolDefinitionsSerializer},
     )
     def get(self, request: Request) -> Response:
         toolbox = Toolbox(self.principal, paths_param(request))
@@ -185,10 +186,10 @@ class ToolCallView(RunView):
         " as its content. Each tool_call.id runs at most once per run (shared with"
         " /api/v1/runs/{id}/tool-calls): the same id again answers the first result, with"
         " other arguments or paths it is 409 tool_call_reused.",
-        request=openapi.FactToolCallSerializer,
-        responses={200: openapi.FactToolMessageSerializer},
+        request=serializers.FactToolCallSerializer,
+        responses={200: serializers.FactToolMessageSerializer},
     )
     def post(self, request: Request) -> Response:
-        data = body(request, {"paths", "tool_call"}, required={"tool_call"})
-        toolbox = Toolbox(self.principal, data.get("paths"))
+        data = parse(serializers.FactToolCallSerializer, request.data)
+        toolbox = Toolbox(self.principal, data.get("paths", given_paths(None)))
         return Response(toolbox.call(data["tool_call"]))

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from facts import paths, validation
+from facts import validation
 from facts.models import Fact
+from facts.paths import PATH_SCHEMA, normalize, resolve
 from facts.scope import FactScope
 from facts.services.reading import search_facts
 from memoryhub.errors import ApiError
+from memoryhub.rules import Rule
 
 MAX_PATHS = 20
 # "<memory", "</memory", "< /MEMORY" ...: a fact must not open or close the block.
 _TAG_RE = re.compile(r"<(?=\s*/?\s*memory)", re.IGNORECASE)
+
+
+WHOLE_MEMORY = ("",)  # the paths of a caller that names none
 
 
 def given_paths(value: object, field: str = "paths") -> list[str]:
@@ -21,22 +27,32 @@ def given_paths(value: object, field: str = "paths") -> list[str]:
     A string or an empty list is refused rather than quietly widened to everything.
     """
     if value is None:
-        return [""]
+        return list(WHOLE_MEMORY)
     if not isinstance(value, list) or not value:
         raise ApiError(422, f"{field} must be a non-empty list of paths")
     if len(value) > MAX_PATHS:
         raise ApiError(422, f"{field} holds at most {MAX_PATHS} paths")
-    normalized = [paths.normalize(p, field) for p in value]
+    normalized = [normalize(p, field) for p in value]
     return list(dict.fromkeys(normalized))
 
 
-def build_context(scope: FactScope, query: object, paths_value: object, k: object) -> str:
-    """Under each path, the best matches for ``query`` (the newest when it is empty)."""
-    query = validation.query(query)
-    k = validation.bounded_int(k, "k", validation.CONTEXT_K_DEFAULT, validation.K_MAX)
+PATHS = Rule(
+    given_paths,
+    {"type": "array", "items": PATH_SCHEMA, "minItems": 1, "maxItems": MAX_PATHS},
+)
+
+
+def build_context(
+    scope: FactScope,
+    *,
+    query: str = "",
+    paths: Sequence[str] = WHOLE_MEMORY,
+    k: int = validation.CONTEXT_K_DEFAULT,
+) -> str:
+    """Under each of ``paths`` (normalized), the best matches for ``query`` (else the newest)."""
     sections = []
-    for given in given_paths(paths_value):
-        folder = paths.resolve(given, scope.viewer)
+    for given in paths:
+        folder = resolve(given, scope.viewer)
         facts = search_facts(scope, query, folders=[folder], k=k)
         if facts:
             lines = "\n".join(_line(fact) for fact in facts)

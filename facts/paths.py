@@ -23,6 +23,7 @@ from functools import lru_cache
 
 from memoryhub.errors import ApiError
 from memoryhub.reasons import Reason
+from memoryhub.rules import Rule
 from memoryhub.visible import invisible_in
 
 MAX_PATH_CHARS = 300
@@ -160,3 +161,24 @@ def normalize(raw: object, field: str = "path") -> str:
 
 def _join(segments: list[str]) -> str:
     return "".join(segment + "/" for segment in segments)
+
+
+# A folder: "" or "/" (the root), else segments, each with a "/" after it but the last may go
+# without. \w is Unicode's (letters and digits of any script), as the check reads it.
+_SEGMENT = _SEGMENT_RE.pattern
+PATH_PATTERN = f"^(?:/|(?:{_SEGMENT}/)*{_SEGMENT}/?)?$"
+PATH_SCHEMA = {"type": "string", "maxLength": MAX_PATH_CHARS, "pattern": PATH_PATTERN}
+PATH_HELP = (
+    "A folder: '/'-separated segments of 1-100 letters, digits and . _ : @ - { }, at most "
+    f"{MAX_PATH_CHARS} characters; '' or '/' is the root. users/{{user}}/ is the run's "
+    "end user's folder. Matches whole segments and every sub-folder."
+)
+
+
+def checked(raw: object, field: str = "path") -> str:
+    """A well-formed path, as given (resolving it for the caller is the services' part)."""
+    segments_of(raw, field)
+    return raw
+
+
+PATH = Rule(checked, PATH_SCHEMA)

@@ -10,14 +10,15 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from facts import openapi, validation
-from facts.api import SEARCH_FIELDS, list_request, search_request, versions_answer
-from facts.representations import fact_json, search_json
+from facts import serializers
+from facts.api import list_answer, search_answer, versions_answer
+from facts.representations import fact_json
 from facts.scope import FactScope, for_staff
 from facts.services import reading, writing
-from memoryhub.api.base import ApiView, body
+from memoryhub.api.base import ApiView
 from memoryhub.models import Permission
 from memoryhub.permissions import CanRead, ReadOrWrite
+from memoryhub.rules import parse
 
 
 class StaffView(ApiView):
@@ -31,11 +32,11 @@ class StaffFactListView(StaffView):
 
     @extend_schema(
         summary="List an agent's facts, newest first",
-        parameters=openapi.LIST_PARAMETERS,
-        responses={200: openapi.FactPageSerializer},
+        parameters=[serializers.FactListQuerySerializer],
+        responses={200: serializers.FactPageSerializer},
     )
     def get(self, request: Request, agent_id: str) -> Response:
-        return Response(list_request(self.scope(agent_id), request.query_params))
+        return Response(list_answer(self.scope(agent_id), request))
 
 
 class StaffSearchView(StaffView):
@@ -45,34 +46,29 @@ class StaffSearchView(StaffView):
 
     @extend_schema(
         summary="Search an agent's facts",
-        parameters=openapi.SEARCH_PARAMETERS,
-        responses={200: openapi.FactSearchResultsSerializer},
+        parameters=[serializers.FactSearchQuerySerializer],
+        responses={200: serializers.FactSearchResultsSerializer},
     )
     def get(self, request: Request, agent_id: str) -> Response:
-        params = request.query_params
-        data = {name: params[name] for name in SEARCH_FIELDS if name in params}
-        if "tags" in data:
-            data["tags"] = [t for t in data["tags"].split(",") if t] or None
-        if "k" in data:
-            data["k"] = validation.from_query(data["k"])
-        return self._answer(agent_id, data)
+        data = parse(serializers.FactSearchQuerySerializer, request.query_params)
+        return Response(search_answer(self.scope(agent_id), data))
 
     @extend_schema(
         summary="Search an agent's facts",
-        request=openapi.FactSearchSerializer,
-        responses={200: openapi.FactSearchResultsSerializer},
+        request=serializers.FactSearchSerializer,
+        responses={200: serializers.FactSearchResultsSerializer},
     )
     def post(self, request: Request, agent_id: str) -> Response:
-        return self._answer(agent_id, body(request, SEARCH_FIELDS))
-
-    def _answer(self, agent_id: str, data: dict) -> Response:
-        return Response({"facts": search_json(search_request(self.scope(agent_id), data))})
+        data = parse(serializers.FactSearchSerializer, request.data)
+        return Response(search_answer(self.scope(agent_id), data))
 
 
 class StaffFactDetailView(StaffView):
     permission_classes = [ReadOrWrite]
 
-    @extend_schema(summary="Get one of an agent's facts", responses={200: openapi.FactSerializer})
+    @extend_schema(
+        summary="Get one of an agent's facts", responses={200: serializers.FactSerializer}
+    )
     def get(self, request: Request, agent_id: str, fact_id: str) -> Response:
         return Response(fact_json(reading.get_fact(self.scope(agent_id), fact_id)))
 
@@ -87,7 +83,7 @@ class StaffFactVersionsView(StaffView):
 
     @extend_schema(
         summary="Every version of a fact, newest first",
-        responses={200: openapi.FactVersionsSerializer},
+        responses={200: serializers.FactVersionsSerializer},
     )
     def get(self, request: Request, agent_id: str, fact_id: str) -> Response:
         return Response(versions_answer(self.scope(agent_id), fact_id))

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 from facts import paths, validation
-from facts.context import given_paths
 from facts.models import WrittenBy
 from facts.paths import Folder
 from facts.scope import FactScope, for_run
@@ -24,16 +23,17 @@ from memoryhub import tool_calls
 from memoryhub.errors import ApiError
 from memoryhub.models import Permission
 from memoryhub.principals import Principal
-from memoryhub.tools import MAX_TOOL_CALL_ID, parse_arguments
+from memoryhub.tools import ToolCall, parse_arguments
 
 
 class Toolbox:
     """The tools over some folders of one run's memory."""
 
-    def __init__(self, principal: Principal, paths_value: object) -> None:
+    def __init__(self, principal: Principal, given: list[str]) -> None:
+        """``given``: the folders as the runtime wrote them, normalized (``given_paths``)."""
         self.principal = principal
         self.scope: FactScope = for_run(principal)
-        self.given = given_paths(paths_value)
+        self.given = given
         self.folders: dict[str, Folder] = {
             given: paths.resolve(given, self.scope.viewer) for given in self.given
         }
@@ -101,14 +101,14 @@ class Toolbox:
         return {"path": {"type": "string", "enum": list(self.given), "description": description}}
 
     # -- calls ---------------------------------------------------------------------------
-    def call(self, tool_call: object) -> dict:
+    def call(self, tool_call: ToolCall) -> dict:
         """Run one tool call; answer the ``{"role": "tool", ...}`` message.
 
         Each call id runs at most once per run (shared with the run's other tools): the same
         id again answers the first result, with other arguments or paths it is 409.
         """
         self.principal.require(Permission.RUN)  # an ended run's tools are an error, not text
-        call_id, name, raw_arguments = _envelope(tool_call)
+        call_id, name, raw_arguments = tool_call.id, tool_call.name, tool_call.arguments
         try:
             arguments = parse_arguments(raw_arguments)
         except ApiError as error:
@@ -149,9 +149,9 @@ class Toolbox:
         }
 
     def _search(self, args: dict) -> str:
-        query = validation.query(args.get("query"))
+        query = validation.QUERY(args.get("query"))
         folders = self._chosen(args, required=False)
-        found = search_facts(self.scope, query, folders=folders, k=validation.k(args.get("k")))
+        found = search_facts(self.scope, query, folders=folders, k=validation.K(args.get("k")))
         return _dumps(
             {
                 "facts": [
@@ -170,12 +170,16 @@ class Toolbox:
     def _save(self, args: dict) -> str:
         if "text" not in args:
             raise ApiError(422, "text is required")
-        path = self._chosen_given(args)
-        data = {"path": path, "text": args["text"], "written_by": WrittenBy.MODEL}
-        for name in ("tags", "replaces"):
-            if args.get(name) is not None:
-                data[name] = args[name]
-        written = write_fact(self.principal, self.scope, data, within=list(self.folders.values()))
+        written = write_fact(
+            self.principal,
+            self.scope,
+            path=self._chosen_given(args),
+            text=validation.TEXT(args["text"]),
+            tags=validation.TAGS.or_null()(args.get("tags")),
+            replaces=validation.REPLACES.or_null()(args.get("replaces")),
+            written_by=WrittenBy.MODEL,
+            within=list(self.folders.values()),
+        )
         version = written.version
         return _dumps({"saved": f"m_{version.fact_id}", "version": version.version})
 
@@ -214,20 +218,6 @@ def _function(name: str, description: str, properties: dict, required: list[str]
             },
         },
     }
-
-
-def _envelope(tool_call: object) -> tuple[str, str, Any]:
-    """``{"id", "type": "function", "function": {"name", "arguments"}}`` (422 otherwise)."""
-    if not isinstance(tool_call, dict):
-        raise ApiError(422, "tool_call must be an OpenAI tool call object")
-    call_id, function = tool_call.get("id"), tool_call.get("function")
-    if not isinstance(call_id, str) or not 1 <= len(call_id) <= MAX_TOOL_CALL_ID:
-        raise ApiError(422, f"tool_call.id is 1-{MAX_TOOL_CALL_ID} characters")
-    if tool_call.get("type", "function") != "function":
-        raise ApiError(422, "tool_call.type must be function")
-    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-        raise ApiError(422, "tool_call.function must be {name, arguments}")
-    return call_id, function["name"], function.get("arguments")
 
 
 def _message(call_id: str, content: str) -> dict:

@@ -7,6 +7,7 @@ import re
 
 from facts.models import FACT_ID_PREFIX, WrittenBy
 from memoryhub.errors import ApiError
+from memoryhub.rules import Rule
 
 MAX_TEXT = 4000
 MAX_TAGS = 20
@@ -105,3 +106,38 @@ def query(value: object) -> str:
     if not isinstance(value, str):
         raise ApiError(422, "query must be a string")
     return value
+
+
+# -- the rules: each check with the JSON schema that documents it ---------------------------
+def _anchored(regex: re.Pattern) -> str:
+    return f"^{regex.pattern}$"
+
+
+def _integer(maximum: int) -> dict:
+    return {"type": "integer", "minimum": 1, "maximum": maximum}
+
+
+TAGS_HELP = f"At most {MAX_TAGS} tags, each 1-50 of A-Z a-z 0-9 . _ : -."
+TAG_SCHEMA = {"type": "string", "pattern": _anchored(TAG_RE), "maxLength": 50}
+_TAG = TAG_RE.pattern
+
+TEXT = Rule(text, {"type": "string", "minLength": 1, "maxLength": MAX_TEXT, "pattern": r"\S"})
+TAGS = Rule(tags, {"type": "array", "items": TAG_SCHEMA, "maxItems": MAX_TAGS})
+# ?tags=a,b: 1 to MAX_TAGS tags, comma-separated ("" filters nothing).
+TAGS_PARAM = Rule(
+    tags_param, {"type": "string", "pattern": f"^(?:{_TAG}(?:,{_TAG}){{0,{MAX_TAGS - 1}}})?$"}
+)
+CONFIDENCE = Rule(confidence, {"type": "number", "minimum": 0, "maximum": 1})
+KEY = Rule(key, {"type": "string", "pattern": _anchored(KEY_RE), "maxLength": 200})
+WRITTEN_BY = Rule(
+    written_by, {"type": "string", "enum": list(WrittenBy.values)}, component="WrittenBy"
+)
+FACT_ID_SCHEMA = {"type": "string", "pattern": _anchored(FACT_ID_RE)}
+REPLACES = Rule(lambda value: fact_pk(value, "replaces"), FACT_ID_SCHEMA)  # -> the pk
+BEFORE = Rule(lambda value: fact_pk(value, "before"), FACT_ID_SCHEMA)  # -> the pk
+QUERY = Rule(query, {"type": "string"})
+K = Rule(k, _integer(K_MAX))
+CONTEXT_K = Rule(lambda value: bounded_int(value, "k", CONTEXT_K_DEFAULT, K_MAX), _integer(K_MAX))
+# Query strings: digits become a number, anything else meets the check as it is.
+K_PARAM = Rule(lambda value: k(from_query(value)), _integer(K_MAX))
+LIMIT = Rule(limit, _integer(LIMIT_MAX))

@@ -44,14 +44,15 @@ def fact_versions(scope: FactScope, fact_id: str) -> tuple[Fact, list[FactVersio
 def list_facts(
     scope: FactScope,
     *,
-    path: object = "",
+    path: str = "",
     tags: list[str] | None = None,
     limit: int = validation.LIMIT_DEFAULT,
-    before: str | None = None,
+    before: int | None = None,
 ) -> Page:
+    """One page of facts under ``path``, newest first; ``before`` is a fact's pk (cursor)."""
     folder = paths.resolve(path, scope.viewer)
     facts = _with_tags(under(scope.facts(), [folder]), tags)
-    if before is not None:  # "" too: it names no fact (422), it does not mean "from the top"
+    if before is not None:
         facts = facts.filter(_older_than(scope, before))
     rows = list(facts.order_by(*NEWEST_FIRST)[: limit + 1])
     has_more = len(rows) > limit
@@ -83,8 +84,7 @@ def _with_tags(facts: QuerySet[Fact], tags: list[str] | None) -> QuerySet[Fact]:
     return facts.filter(tags__contains=tags) if tags else facts
 
 
-def _older_than(scope: FactScope, before: str) -> Q:
-    pk = validation.fact_pk(before, "before")
+def _older_than(scope: FactScope, pk: int) -> Q:
     cursor = scope.facts().filter(pk=pk).values("updated_at").first()
     if cursor is None:
         raise ApiError(422, f"before names no fact of this memory ({FACT_ID_PREFIX}… ids only)")

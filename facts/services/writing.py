@@ -23,7 +23,6 @@ from memoryhub.models import Permission, Run
 from memoryhub.principals import Principal
 from memoryhub.reasons import Reason
 
-WRITE_FIELDS = {"path", "text", "tags", "confidence", "replaces", "key", "written_by"}
 KEY_CONSTRAINT = "fact_key_unique_per_run"
 PKEY_CONSTRAINT = "facts_fact_pkey"
 
@@ -49,13 +48,32 @@ class _Request:
 def write_fact(
     principal: Principal,
     scope: FactScope,
-    data: dict,
     *,
+    path: str,
+    text: str,
+    tags: list[str] | None = None,
+    confidence: float | None = None,
+    replaces: int | None = None,
+    key: str | None = None,
+    written_by: str = WrittenBy.CODE,
     within: list[Folder] | None = None,
 ) -> Written:
-    """Save a fact, or a new version of one (``replaces``); ``within`` confines the tools."""
+    """Save a fact, or a new version of one (``replaces``, a fact's pk).
+
+    The values are checked already (``facts.serializers``); here the path is resolved for the
+    caller. ``tags`` and ``confidence`` left out (None) are none and 1.0, or kept by
+    ``replaces``. ``within`` confines the model's tools to their folders.
+    """
     principal.require(Permission.RUN)
-    request = _parse(data, scope)
+    request = _Request(
+        paths.resolve_for_write(path, scope.viewer),
+        text,
+        tags,
+        confidence,
+        replaces,
+        key,
+        written_by,
+    )
     if within is not None and not is_under(request.folder.path, within):
         raise ApiError(403, "this path is outside the tool's folders", reason=Reason.OUTSIDE_PATHS)
     if request.key and (earlier := _replay(scope, request.key)):
@@ -101,29 +119,6 @@ def delete_fact(
             count=F("count") - 1
         )
         audit.record(principal, "fact.delete", "fact", fact.public_id, path=fact.path)
-
-
-def _parse(data: dict, scope: FactScope) -> _Request:
-    missing = sorted({"path", "text"} - set(data))
-    if missing:
-        raise ApiError(422, f"missing fields: {', '.join(missing)}")
-    return _Request(
-        folder=paths.resolve_for_write(data["path"], scope.viewer),
-        text=validation.text(data["text"]),
-        tags=validation.tags(data["tags"]) if data.get("tags") is not None else None,
-        confidence=(
-            validation.confidence(data["confidence"])
-            if data.get("confidence") is not None
-            else None
-        ),
-        replaces=(
-            validation.fact_pk(data["replaces"], "replaces")
-            if data.get("replaces") is not None
-            else None
-        ),
-        key=validation.key(data["key"]) if data.get("key") is not None else None,
-        written_by=validation.written_by(data.get("written_by", WrittenBy.CODE)),
-    )
 
 
 def _replay(scope: FactScope, key: str) -> Written | None:

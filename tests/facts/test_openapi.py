@@ -7,10 +7,11 @@ import re
 import pytest
 from django.test import Client
 
-from facts.services.writing import WRITE_FIELDS
 from tests.facts.conftest import save
 
 RUN = "/v0/memory"
+# The fields of a save (facts-memory.md, "Writing facts").
+WRITE_FIELDS = {"path", "text", "tags", "confidence", "replaces", "key", "written_by"}
 STAFF = "/api/v1/agents/{agent_id}/facts"
 _SCHEMA: dict = {}
 
