@@ -10,7 +10,7 @@ placeholder, so the model never names a user). A refusal is the tool message
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from facts import paths, validation
@@ -23,7 +23,100 @@ from memoryhub import tool_calls
 from memoryhub.errors import ApiError
 from memoryhub.models import Permission
 from memoryhub.principals import Principal
-from memoryhub.tools import ToolCall, parse_arguments
+from memoryhub.tools import Argument, Tool, ToolCall, choice, parse_arguments, typed
+
+
+def _search(
+    box: Toolbox, query: str, k: int = validation.K_DEFAULT, path: str | None = None
+) -> str:
+    folders = box.chosen(path)
+    found = search_facts(box.scope, query, folders=folders, k=k)
+    return _dumps(
+        {
+            "facts": [
+                {
+                    "id": fact.public_id,
+                    "text": fact.text,
+                    "tags": list(fact.tags),
+                    "date": fact.updated_at.date().isoformat(),
+                    "score": round(fact.score, 6) if hasattr(fact, "score") else None,
+                }
+                for fact in found
+            ]
+        }
+    )
+
+
+def _save(
+    box: Toolbox,
+    text: str,
+    tags: list[str] | None = None,
+    replaces: int | None = None,
+    path: str | None = None,
+) -> str:
+    written = write_fact(
+        box.principal,
+        box.scope,
+        path=box.given[0] if path is None else path,
+        text=text,
+        tags=tags,
+        replaces=replaces,
+        written_by=WrittenBy.MODEL,
+        within=list(box.folders.values()),
+    )
+    version = written.version
+    return _dumps({"saved": f"m_{version.fact_id}", "version": version.version})
+
+
+def _forget(box: Toolbox, id: str, path: str | None = None) -> str:  # noqa: A002
+    delete_fact(box.principal, box.scope, id, within=box.chosen(path))
+    return _dumps({"forgotten": id})
+
+
+# The tools with one folder; with several, each also takes ``path`` (Toolbox.tools).
+TOOLS = [
+    Tool(
+        "search_memory",
+        "Search your long-term memory. Every word is matched as a prefix, any word may match; "
+        "an empty query lists the newest facts.",
+        {
+            "query": Argument(validation.QUERY, "words to look for", required=True),
+            "k": Argument(
+                validation.K, f"how many facts to return (default {validation.K_DEFAULT})"
+            ),
+        },
+        Permission.READ,
+        _search,
+    ),
+    Tool(
+        "save_memory",
+        "Remember a short fact for later conversations. To correct a fact, pass its id as "
+        "replaces.",
+        {
+            "text": Argument(
+                validation.TEXT, "the fact, one short self-contained sentence", required=True
+            ),
+            "tags": Argument(validation.TAGS.or_null()),
+            "replaces": Argument(
+                validation.REPLACES.or_null(), "id of a fact this one corrects (m_...)"
+            ),
+        },
+        Permission.RUN,
+        _save,
+    ),
+    Tool(
+        "forget_memory",
+        "Delete a fact from memory by its id.",
+        {"id": Argument(typed("id", "string"), "the fact's id (m_...)", required=True)},
+        Permission.RUN,
+        _forget,
+    ),
+]
+PATH_DESCRIPTIONS = {  # the path argument with several folders: (description, required)
+    "search_memory": ("where to search (default: everywhere)", False),
+    "save_memory": ("the folder to save in", True),
+    "forget_memory": ("the folder holding the fact", False),
+}
 
 
 class Toolbox:
@@ -35,70 +128,25 @@ class Toolbox:
         self.scope: FactScope = for_run(principal)
         self.given = given
         self.folders: dict[str, Folder] = {
-            given: paths.resolve(given, self.scope.viewer) for given in self.given
+            path: paths.resolve(path, self.scope.viewer) for path in self.given
         }
 
-    # -- definitions -------------------------------------------------------------------
+    def tools(self) -> list[Tool]:
+        if len(self.given) == 1:
+            return TOOLS
+        offered = []
+        for tool in TOOLS:
+            description, required = PATH_DESCRIPTIONS[tool.name]
+            path = replace(choice("path", self.given, description), required=required)
+            offered.append(replace(tool, arguments={**tool.arguments, "path": path}))
+        return offered
+
     def definitions(self) -> list[dict]:
-        return [
-            _function(
-                "search_memory",
-                "Search your long-term memory. Every word is matched as a prefix, any word "
-                "may match; an empty query lists the newest facts.",
-                {
-                    "query": {"type": "string", "description": "words to look for"},
-                    "k": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": validation.K_MAX,
-                        "description": "how many facts to return (default 5)",
-                    },
-                    **self._path_property("where to search (default: everywhere)"),
-                },
-                ["query"],
-            ),
-            _function(
-                "save_memory",
-                "Remember a short fact for later conversations. To correct a fact, pass its "
-                "id as replaces.",
-                {
-                    "text": {
-                        "type": "string",
-                        "maxLength": validation.MAX_TEXT,
-                        "description": "the fact, one short self-contained sentence",
-                    },
-                    "tags": {
-                        "type": "array",
-                        "maxItems": validation.MAX_TAGS,
-                        "items": {"type": "string", "pattern": f"^{validation.TAG_RE.pattern}$"},
-                    },
-                    "replaces": {
-                        "type": "string",
-                        "description": "id of a fact this one corrects (m_...)",
-                    },
-                    **self._path_property("the folder to save in"),
-                },
-                ["text", "path"] if self._several else ["text"],
-            ),
-            _function(
-                "forget_memory",
-                "Delete a fact from memory by its id.",
-                {
-                    "id": {"type": "string", "description": "the fact's id (m_...)"},
-                    **self._path_property("the folder holding the fact"),
-                },
-                ["id"],
-            ),
-        ]
+        return [tool.definition() for tool in self.tools()]
 
-    @property
-    def _several(self) -> bool:
-        return len(self.given) > 1
-
-    def _path_property(self, description: str) -> dict:
-        if not self._several:
-            return {}
-        return {"path": {"type": "string", "enum": list(self.given), "description": description}}
+    def chosen(self, path: str | None) -> list[Folder]:
+        """The folders a call reaches: the one it names, else all of the toolbox's."""
+        return list(self.folders.values()) if path is None else [self.folders[path]]
 
     # -- calls ---------------------------------------------------------------------------
     def call(self, tool_call: ToolCall) -> dict:
@@ -121,103 +169,24 @@ class Toolbox:
         found = tool_calls.earlier_content(run, call_id, digest)
         if found is not None:
             return _message(call_id, found)
-        definition = {d["function"]["name"]: d for d in self.definitions()}.get(name)
-        if definition is None:
+        tool = {t.name: t for t in self.tools()}.get(name)
+        if tool is None:
             return _message(call_id, ApiError(422, f"unknown tool {name!r}").as_tool_text())
         content = tool_calls.at_most_once(
             run,
             call_id,
             name,
             digest,
-            lambda: self._execute(definition, name, arguments),
+            lambda: self._execute(tool, arguments),
             transactional=True,  # facts live in the database: the call commits with its work
         )
         return _message(call_id, content)
 
-    def _execute(self, definition: dict, name: str, arguments: dict) -> str:
+    def _execute(self, tool: Tool, arguments: dict) -> str:
         try:
-            tool_calls.check_declared(definition, arguments)  # the offered definition decides
-            return self._handlers()[name](arguments)
+            return tool.handler(self, **tool.check(arguments))  # the offered tool decides
         except ApiError as error:
             return error.as_tool_text()
-
-    def _handlers(self) -> dict[str, Callable[[dict], str]]:
-        return {
-            "search_memory": self._search,
-            "save_memory": self._save,
-            "forget_memory": self._forget,
-        }
-
-    def _search(self, args: dict) -> str:
-        query = validation.QUERY(args.get("query"))
-        folders = self._chosen(args, required=False)
-        found = search_facts(self.scope, query, folders=folders, k=validation.K(args.get("k")))
-        return _dumps(
-            {
-                "facts": [
-                    {
-                        "id": fact.public_id,
-                        "text": fact.text,
-                        "tags": list(fact.tags),
-                        "date": fact.updated_at.date().isoformat(),
-                        "score": round(fact.score, 6) if hasattr(fact, "score") else None,
-                    }
-                    for fact in found
-                ]
-            }
-        )
-
-    def _save(self, args: dict) -> str:
-        if "text" not in args:
-            raise ApiError(422, "text is required")
-        written = write_fact(
-            self.principal,
-            self.scope,
-            path=self._chosen_given(args),
-            text=validation.TEXT(args["text"]),
-            tags=validation.TAGS.or_null()(args.get("tags")),
-            replaces=validation.REPLACES.or_null()(args.get("replaces")),
-            written_by=WrittenBy.MODEL,
-            within=list(self.folders.values()),
-        )
-        version = written.version
-        return _dumps({"saved": f"m_{version.fact_id}", "version": version.version})
-
-    def _forget(self, args: dict) -> str:
-        fact_id = args.get("id")
-        if not isinstance(fact_id, str):
-            raise ApiError(422, "id is required")
-        delete_fact(self.principal, self.scope, fact_id, within=self._chosen(args, required=False))
-        return _dumps({"forgotten": fact_id})
-
-    def _chosen_given(self, args: dict) -> str:
-        if not self._several:
-            return self.given[0]
-        path = args.get("path")
-        if path not in self.given:
-            raise ApiError(422, f"path must be one of: {', '.join(self.given)}")
-        return path
-
-    def _chosen(self, args: dict, *, required: bool) -> list[Folder]:
-        if not self._several or (not required and args.get("path") is None):
-            return list(self.folders.values())
-        return [self.folders[self._chosen_given(args)]]
-
-
-def _function(name: str, description: str, properties: dict, required: list[str]) -> dict:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {
-                "type": "object",
-                "properties": properties,
-                "required": required,
-                "additionalProperties": False,
-            },
-        },
-    }
 
 
 def _message(call_id: str, content: str) -> dict:

@@ -1,12 +1,20 @@
-"""The memory toolset's tool keys and permission ids (file-and-record-memory.md), and the
-OpenAI tool call a runtime sends back (``tool_call``)."""
+"""What every memory tool is: :class:`Tool` (its name, description, arguments, the
+permission it needs and its handler), the toolset's keys and permission ids
+(file-and-record-memory.md), and the OpenAI tool call a runtime sends back (``tool_call``).
+
+Facts, file and record tools are all declared as :class:`Tool`; a tool's arguments are
+:class:`~memoryhub.rules.Rule`s, so one declaration gives the function definition the model
+sees and the check of what it sends back (:meth:`Tool.check`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memoryhub.errors import ApiError
+from memoryhub.models import Permission
 from memoryhub.parsers import check_strings, parse_json_bytes
 from memoryhub.rules import Rule
 
@@ -112,3 +120,87 @@ TOOL_CALL = Rule(
     },
     component="ToolCall",
 )
+
+
+# -- the tools -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Argument:
+    """One argument of a tool: its rule, what the model reads of it, and whether it's needed."""
+
+    rule: Rule
+    description: str = ""
+    required: bool = False
+    # Left out, the rule's own refusal says more than "missing" (it lists what to choose).
+    rule_explains_missing: bool = False
+
+    def schema(self) -> dict[str, Any]:
+        return self.rule.argument(self.description or None)
+
+
+def typed(name: str, json_type: str, **schema: Any) -> Rule:
+    """A rule that takes a JSON value of one type only (never a boolean for a number)."""
+    python = {"string": str, "integer": int, "array": list, "object": dict}[json_type]
+
+    def check(value: object) -> Any:
+        if not isinstance(value, python) or isinstance(value, bool):
+            raise ApiError(422, f"{name} must be a {json_type}")
+        return value
+
+    return Rule(check, {"type": json_type, **schema})
+
+
+def choice(name: str, values: list[str], description: str) -> Argument:
+    """A required argument that names one of ``values`` (a mount, a folder)."""
+
+    def check(value: object) -> str:
+        if value not in values:
+            raise ApiError(422, f"{name} must be one of: {', '.join(values)}")
+        return value
+
+    rule = Rule(check, {"type": "string", "enum": list(values)})
+    return Argument(rule, description, required=True, rule_explains_missing=True)
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool the model can call."""
+
+    name: str  # the function name the model sees
+    description: str
+    arguments: dict[str, Argument]
+    permission: Permission  # what the credential needs to run it (read, or run to write)
+    handler: Callable[..., str] = field(compare=False)  # gets the checked arguments
+
+    def with_arguments(self, first: dict[str, Argument]) -> Tool:
+        """The tool with more arguments before its own (``memory``, ``path``)."""
+        return replace(self, arguments={**first, **self.arguments})
+
+    def definition(self) -> dict[str, Any]:
+        """The OpenAI function definition."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": {
+                    "type": "object",
+                    "properties": {name: a.schema() for name, a in self.arguments.items()},
+                    "required": [name for name, a in self.arguments.items() if a.required],
+                    "additionalProperties": False,
+                },
+            },
+        }
+
+    def check(self, raw: object) -> dict[str, Any]:
+        """The arguments the model sent, checked: unknown, then missing, then each in turn."""
+        arguments = parse_arguments(raw)
+        unknown = sorted(set(arguments) - set(self.arguments))
+        if unknown:
+            raise ApiError(422, f"unknown arguments: {', '.join(unknown)}")
+        missing = [n for n, a in self.arguments.items() if a.required and n not in arguments]
+        for name in missing:
+            if self.arguments[name].rule_explains_missing:
+                self.arguments[name].rule(None)
+        if missing:
+            raise ApiError(422, f"missing arguments: {', '.join(missing)}")
+        return {name: self.arguments[name].rule(value) for name, value in arguments.items()}
