@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from filememory.context import file_context_block
 from filememory.models import File, Revision, SeenFile, Sighting
 from filememory.services.paths import clean_path
-from memoryhub.catalog import BUILTIN_GUIDES, MemoryKind
+from filememory.tools import execute_file_tool, file_tool_definitions
+from memoryhub.catalog import BUILTIN_GUIDES, MemoryKind, Mount
 from memoryhub.errors import ApiError
-from memoryhub.models import Memory
+from memoryhub.models import Memory, Run
+from memoryhub.principals import Principal
+from memoryhub.tools import FILE_TOOL_KEYS
 
 
 def clean_always_load(value: Any) -> list[str]:
@@ -37,6 +41,40 @@ def on_delete(principal: Any, memory: Memory) -> None:
         model.objects.filter(memory=memory).delete()
 
 
+def tool_definitions(mounts: Sequence[Mount], disabled: set[str]) -> list[dict]:
+    """With several file mounts, each tool takes ``memory``: the mounts it may reach."""
+    if len(mounts) == 1:
+        return file_tool_definitions(None, mounts[0].access, disabled)
+    return file_tool_definitions(
+        [m.name for m in mounts], {m.name: m.access for m in mounts}, disabled
+    )
+
+
+def execute_tool(
+    principal: Principal, mount: Mount, *, run: Run, tool_call_id: str, name: str, arguments: Any
+) -> str:
+    return execute_file_tool(
+        principal,
+        mount.memory_id,
+        thread_id=run.thread_id,
+        run_id=run.id,
+        tool_call_id=tool_call_id,
+        name=name,
+        arguments=arguments,
+        access=mount.access,
+    )
+
+
+def context_block(run: Run, mount: Mount, *, budget_bytes: int, full: bool, **_: Any) -> str:
+    return file_context_block(
+        mount.memory_id,
+        thread_id=run.thread_id,
+        budget_bytes=budget_bytes,
+        full=full,
+        mount_name=mount.name,
+    )
+
+
 FILE_KIND = MemoryKind(
     kind="file",
     types={"postgres"},
@@ -45,4 +83,10 @@ FILE_KIND = MemoryKind(
     always_load=True,
     clean_always_load=clean_always_load,
     default_guide=BUILTIN_GUIDES["file"],
+    tool_keys=tuple(FILE_TOOL_KEYS),
+    read_tool_keys=frozenset({"file_view"}),
+    tool_definitions=tool_definitions,
+    execute_tool=execute_tool,
+    tools_in_database=True,  # a write and its call's record commit together
+    context_block=context_block,
 )

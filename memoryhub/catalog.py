@@ -1,17 +1,38 @@
 """The catalog of memories: one list of file and record memories, extended by each kind.
 
-``memoryhub`` owns ``/api/v1/memories`` but knows no kind. Each kind's app registers a
-:class:`MemoryKind` in its ``AppConfig.ready()``: what it validates on create, what it
-adds to a listing, and what deleting one of its memories sets off.
+``memoryhub`` owns ``/api/v1/memories`` and ``threads`` runs the mounts, but neither knows
+a kind. Each kind's app registers a :class:`MemoryKind` in its ``AppConfig.ready()``:
+everything a kind contributes, from what it validates on create, what it adds to a
+listing and what deleting one of its memories sets off, to the tools and the context block
+a run's mounts of it get. Callers look a kind up (:func:`kind_named`) and never branch on
+its name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from memoryhub.errors import ApiError
+
+
+class Mount(Protocol):
+    """A run's mount of a memory, as the kinds read it (``threads.models.RunMount``)."""
+
+    name: str
+    memory_id: str
+    kind: str
+    access: str  # "read" or "write"
+    recall: bool
+
+
+def _no_tools(mounts: Sequence[Mount], disabled: set[str]) -> list[dict]:
+    return []
+
+
+def _no_context(run: Any, mount: Mount, *, budget_bytes: int, full: bool) -> str:
+    return ""
 
 
 @dataclass
@@ -37,6 +58,25 @@ class MemoryKind:
     # The built-in guide of this kind's memories when neither the memory nor the
     # deployment (memory.default_guide.<kind>) gives one; empty: BUILTIN_GUIDES[kind].
     default_guide: str = ""
+
+    # -- what a run's mounts of this kind get (threads calls these) --------------------------
+    # The toolset keys of this kind's tools (``file_view``...), and those a read mount gets.
+    tool_keys: tuple[str, ...] = ()
+    read_tool_keys: frozenset[str] = frozenset()
+    # (the run's mounts of this kind, disabled tool keys) -> OpenAI function definitions.
+    tool_definitions: Callable[[Sequence[Mount], set[str]], list[dict]] = _no_tools
+    # (principal, mount, *, run, tool_call_id, name, arguments) -> the tool message's text.
+    execute_tool: Callable[..., str] | None = None
+    # Whether a tool's work is in the database, so it commits with the call's record.
+    tools_in_database: bool = True
+    # (run, mounts of this kind) -> {memory id: block}, fetched before the blocks are laid
+    # out (record recall runs for all mounts at once); mounts without one get no block.
+    prefetch_context: Callable[[Any, Sequence[Mount]], dict[str, str]] | None = None
+    # (run, mount, *, budget_bytes, full) -> the mount's context block ("" for none).
+    context_block: Callable[..., str] = _no_context
+
+    def tool_allowed(self, key: str, access: str) -> bool:
+        return access == "write" or key in self.read_tool_keys
 
 
 # The built-in guides by kind, used when a kind registers none of its own.
@@ -74,6 +114,11 @@ def kind_for_type(memory_type: object) -> MemoryKind:
 
 def kinds() -> list[MemoryKind]:
     return list(_kinds.values())
+
+
+def kind_of_tool(key: str) -> MemoryKind | None:
+    """The kind whose tool has this toolset key (``file_view``), if any."""
+    return next((kind for kind in _kinds.values() if key in kind.tool_keys), None)
 
 
 def builtin_guide(kind: MemoryKind) -> str:

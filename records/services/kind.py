@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import json
+import logging
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
 from django.utils.crypto import salted_hmac
 
 from memoryhub import ids
-from memoryhub.catalog import MemoryKind
+from memoryhub.catalog import MemoryKind, Mount
 from memoryhub.errors import ApiError
-from memoryhub.models import MAX_NAMESPACE, Memory, MemoryProvider
+from memoryhub.models import MAX_NAMESPACE, Memory, MemoryProvider, Run
 from memoryhub.principals import Principal
+from memoryhub.tools import RECORD_TOOL_KEYS
+from records.recall import recall_many
 from records.services import namespaces, purges
 from records.services.providers import require_enabled
+from records.tools import READ_KEYS, definition, execute_record_tool
+
+logger = logging.getLogger(__name__)
 
 NAMESPACE_PREFIX = "a13n-"
 # Names the HMAC key derived from SECRET_KEY for default namespaces, and nothing else.
@@ -97,6 +105,59 @@ def on_delete(principal: Principal, memory: Memory) -> None:
     purges.enqueue_purge(principal, memory)
 
 
+def tool_definitions(mounts: Sequence[Mount], disabled: set[str]) -> list[dict]:
+    """With several record mounts, each tool takes ``memory``: the mounts it may reach."""
+    found = []
+    for key in RECORD_TOOL_KEYS:
+        names = [m.name for m in mounts if m.access == "write" or key in READ_KEYS]
+        if key not in disabled and names:
+            found.append(definition(key, names if len(mounts) > 1 else None))
+    return found
+
+
+def execute_tool(
+    principal: Principal, mount: Mount, *, run: Run, tool_call_id: str, name: str, arguments: Any
+) -> str:
+    return execute_record_tool(
+        principal,
+        mount.memory_id,
+        run_id=run.id,
+        tool_call_id=tool_call_id,
+        name=name,
+        arguments=arguments,
+        access=mount.access,
+    )
+
+
+def _run_query(run_input: object) -> str:
+    """What recall searches for: the run's input, as text."""
+    if isinstance(run_input, str):
+        return run_input
+    return "" if run_input is None else json.dumps(run_input, ensure_ascii=False)
+
+
+def prefetch_context(run: Run, mounts: Sequence[Mount]) -> dict[str, str]:
+    """The recalled block of each mount with recall on, searched all at once."""
+    wanted = [m for m in mounts if m.recall]
+    if not wanted:
+        return {}
+    memories = list(
+        Memory.objects.select_related("provider").filter(pk__in=[m.memory_id for m in wanted])
+    )
+    return recall_many(memories, _run_query(run.input), {m.memory_id: m.name for m in wanted})
+
+
+def context_block(
+    run: Run, mount: Mount, *, budget_bytes: int, prefetched: dict[str, str], **_: Any
+) -> str:
+    """The recalled block, whole or not at all: a cut list of records would mislead."""
+    block = prefetched.get(mount.memory_id, "")
+    if len(block.encode("utf-8")) > budget_bytes:
+        logger.info("run %s: recall of %s left out (over budget)", run.id, mount.name)
+        return ""
+    return block
+
+
 RECORD_KIND = MemoryKind(
     kind="record",
     types={t.value for t in MemoryProvider.Type},
@@ -104,4 +165,11 @@ RECORD_KIND = MemoryKind(
     create_fields={"provider_id", "namespace"},
     on_delete=on_delete,
     always_load=False,
+    tool_keys=tuple(RECORD_TOOL_KEYS),
+    read_tool_keys=frozenset(READ_KEYS),
+    tool_definitions=tool_definitions,
+    execute_tool=execute_tool,
+    tools_in_database=False,  # a backend call: a lost answer is "outcome unknown", not redone
+    prefetch_context=prefetch_context,
+    context_block=context_block,
 )

@@ -9,17 +9,16 @@ unknown instead of writing twice.
 
 from __future__ import annotations
 
-from filememory.tools import execute_file_tool
 from memoryhub import tool_calls
+from memoryhub.catalog import MemoryKind, kind_of_tool
 from memoryhub.errors import ApiError
 from memoryhub.models import Permission, Run
 from memoryhub.principals import Principal
 from memoryhub.reasons import Code, Reason
 from memoryhub.services.common import get_in_workspace
-from memoryhub.tools import FILE_TOOL_KEYS, MAX_TOOL_CALL_ID, RECORD_TOOL_KEYS, parse_arguments
-from records.tools import execute_record_tool
+from memoryhub.tools import MAX_TOOL_CALL_ID, parse_arguments
 from threads.models import RunMount
-from threads.services.toolset import disabled_tools, run_tool_definitions, tool_allowed
+from threads.services.toolset import disabled_tools, run_tool_definitions
 
 
 def _run_of(principal: Principal, run_id: str) -> Run:
@@ -35,17 +34,18 @@ def _digest(name: str, arguments: dict) -> str:
     return tool_calls.digest(name, arguments)  # the same digest as before the kernel took it
 
 
-def _tool_key(name: object) -> str:
+def _tool_of(name: object) -> tuple[str, MemoryKind]:
+    """The toolset key of a memory tool's function name, and the kind that has it."""
     key = name.removeprefix("memory_") if isinstance(name, str) else ""
-    if key not in FILE_TOOL_KEYS + RECORD_TOOL_KEYS or name != f"memory_{key}":
+    kind = kind_of_tool(key)
+    if kind is None or name != f"memory_{key}":
         raise ApiError(422, f"{name!r} is not a memory tool")
-    return key
+    return key, kind
 
 
-def _mount_for(run: Run, key: str, arguments: dict) -> RunMount:
+def _mount_for(run: Run, key: str, kind: MemoryKind, arguments: dict) -> RunMount:
     mounts = list(RunMount.objects.filter(run=run))
-    kind = "file" if key in FILE_TOOL_KEYS else "record"
-    of_kind = [m for m in mounts if m.kind == kind]
+    of_kind = [m for m in mounts if m.kind == kind.kind]
     if key in disabled_tools(run.agent) or not of_kind or run.inline:
         raise ApiError(403, f"memory_{key} is not offered to this run", code=Code.FORBIDDEN)
     # The arguments are those of the definition this run was offered: ``memory`` only
@@ -65,27 +65,31 @@ def _mount_for(run: Run, key: str, arguments: dict) -> RunMount:
 
 
 def _execute(
-    principal: Principal, run: Run, key: str, call_id: str, name: str, arguments: dict
+    principal: Principal,
+    run: Run,
+    tool: tuple[str, MemoryKind],
+    call_id: str,
+    name: str,
+    arguments: dict,
 ) -> str:
+    key, kind = tool
     try:
-        mount = _mount_for(run, key, arguments)
-        if not tool_allowed(key, mount.access):
+        mount = _mount_for(run, key, kind, arguments)
+        if not kind.tool_allowed(key, mount.access):
             raise ApiError(403, f"{mount.name} is mounted read-only", code=Code.FORBIDDEN)
-        needed = Permission.READ if tool_allowed(key, "read") else Permission.RUN
+        needed = Permission.READ if kind.tool_allowed(key, "read") else Permission.RUN
         if not principal.has(needed):
             raise ApiError(403, f"this tool needs the {needed} permission", code=Code.FORBIDDEN)
     except ApiError as error:
         return error.as_tool_text()
-    common = {
-        "run_id": run.id,
-        "tool_call_id": call_id,
-        "name": name,
-        "arguments": {k: v for k, v in arguments.items() if k != "memory"},
-        "access": mount.access,
-    }
-    if key in FILE_TOOL_KEYS:
-        return execute_file_tool(principal, mount.memory_id, thread_id=run.thread_id, **common)
-    return execute_record_tool(principal, mount.memory_id, **common)
+    return kind.execute_tool(
+        principal,
+        mount,
+        run=run,
+        tool_call_id=call_id,
+        name=name,
+        arguments={k: v for k, v in arguments.items() if k != "memory"},
+    )
 
 
 def _answer(call_id: str, content: str) -> dict:
@@ -110,7 +114,7 @@ def execute_tool_call(
     if found is not None:
         return _answer(call_id, found)
     try:
-        key = _tool_key(name)
+        tool = _tool_of(name)
     except ApiError as error:
         return _answer(call_id, error.as_tool_text())  # not recorded: nothing was done
     content = tool_calls.at_most_once(
@@ -118,7 +122,7 @@ def execute_tool_call(
         call_id,
         name,
         digest,
-        lambda: _execute(principal, run, key, call_id, name, arguments),
-        transactional=key in FILE_TOOL_KEYS,
+        lambda: _execute(principal, run, tool, call_id, name, arguments),
+        transactional=tool[1].tools_in_database,
     )
     return _answer(call_id, content)
