@@ -12,9 +12,7 @@ nothing and returns the current file, so the model reads it and decides again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from filememory.models import File, Revision
 from filememory.services import seen
@@ -35,77 +33,95 @@ from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Permission
 from memoryhub.principals import Principal
 from memoryhub.reasons import Code, Reason
-from memoryhub.tools import FILE_TOOL_KEYS, parse_arguments, permission_id, tool_name
+from memoryhub.tools import (
+    FILE_TOOL_KEYS,
+    Argument,
+    Tool,
+    choice,
+    parse_arguments,
+    permission_id,
+    tool_name,
+    typed,
+)
 
 LISTING_LIMIT = 500  # lines of a folder listing
 
-_PATH = {"type": "string", "description": "Path relative to the memory, e.g. notes/todo.md"}
 
-SPECS: dict[str, dict[str, Any]] = {
-    "file_view": {
-        "description": (
+def _path(description: str = "Path relative to the memory, e.g. notes/todo.md") -> Argument:
+    return Argument(typed("path", "string"), description, required=True)
+
+
+def _text(name: str, description: str = "") -> Argument:
+    return Argument(typed(name, "string"), description, required=True)
+
+
+def _tool(key: str, description: str, arguments: dict[str, Argument], handler) -> Tool:
+    permission = Permission.READ if key == "file_view" else Permission.RUN
+    return Tool(tool_name(key), description, arguments, permission, handler)
+
+
+def _tools() -> dict[str, Tool]:
+    return {
+        "file_view": _tool(
+            "file_view",
             "Show a file of the memory with line numbers, or list the files of a folder "
-            '(path "" or "/" lists the whole memory). Viewing a file lets you change it.'
-        ),
-        "properties": {
-            "path": {"type": "string", "description": 'File or folder path; "" for all'},
-            "view_range": {
-                "type": "array",
-                "items": {"type": "integer"},
-                "minItems": 2,
-                "maxItems": 2,
-                "description": "Optional [first_line, last_line], 1-based; last_line -1 = end",
+            '(path "" or "/" lists the whole memory). Viewing a file lets you change it.',
+            {
+                "path": _path('File or folder path; "" for all'),
+                "view_range": Argument(
+                    typed(
+                        "view_range",
+                        "array",
+                        items={"type": "integer"},
+                        minItems=2,
+                        maxItems=2,
+                    ),
+                    "Optional [first_line, last_line], 1-based; last_line -1 = end",
+                ),
             },
-        },
-        "required": ["path"],
-    },
-    "file_create": {
-        "description": (
+            _view,
+        ),
+        "file_create": _tool(
+            "file_create",
             "Create a file, or replace the whole content of a file you have viewed in its "
-            "current version."
+            "current version.",
+            {"path": _path(), "file_text": _text("file_text", "The file's full content")},
+            _create,
         ),
-        "properties": {
-            "path": _PATH,
-            "file_text": {"type": "string", "description": "The file's full content"},
-        },
-        "required": ["path", "file_text"],
-    },
-    "file_str_replace": {
-        "description": (
+        "file_str_replace": _tool(
+            "file_str_replace",
             "Replace text in a file you have viewed: old_str must occur exactly once; "
-            "new_str is inserted literally."
+            "new_str is inserted literally.",
+            {
+                "path": _path(),
+                "old_str": _text("old_str", "Exact text to replace (once)"),
+                "new_str": _text("new_str", "Replacement text"),
+            },
+            _str_replace,
         ),
-        "properties": {
-            "path": _PATH,
-            "old_str": {"type": "string", "description": "Exact text to replace (once)"},
-            "new_str": {"type": "string", "description": "Replacement text"},
-        },
-        "required": ["path", "old_str", "new_str"],
-    },
-    "file_insert": {
-        "description": (
-            "Insert text into a file you have viewed, after line insert_line (0 = at the top)."
+        "file_insert": _tool(
+            "file_insert",
+            "Insert text into a file you have viewed, after line insert_line (0 = at the top).",
+            {
+                "path": _path(),
+                "insert_line": Argument(typed("insert_line", "integer", minimum=0), required=True),
+                "insert_text": _text("insert_text"),
+            },
+            _insert,
         ),
-        "properties": {
-            "path": _PATH,
-            "insert_line": {"type": "integer", "minimum": 0},
-            "insert_text": {"type": "string"},
-        },
-        "required": ["path", "insert_line", "insert_text"],
-    },
-    "file_rename": {
-        "description": "Rename or move a file you have viewed to a path that has no file.",
-        "properties": {"old_path": _PATH, "new_path": _PATH},
-        "required": ["old_path", "new_path"],
-    },
-    "file_delete": {
-        "description": "Delete a file you have viewed.",
-        "properties": {"path": _PATH},
-        "required": ["path"],
-    },
-}
+        "file_rename": _tool(
+            "file_rename",
+            "Rename or move a file you have viewed to a path that has no file.",
+            {"old_path": _path(), "new_path": _path()},
+            _rename,
+        ),
+        "file_delete": _tool(
+            "file_delete", "Delete a file you have viewed.", {"path": _path()}, _delete
+        ),
+    }
+
+
 WRITE_KEYS = set(FILE_TOOL_KEYS) - {"file_view"}
-_TYPES = {"string": str, "integer": int, "array": list}
 
 
 def file_tool_definitions(
@@ -127,30 +143,11 @@ def file_tool_definitions(
         names = _mounts_for(key, mount_names, access)
         if names is not None and not names:
             continue
-        spec = SPECS[key]
-        properties = dict(spec["properties"])
-        required = list(spec["required"])
+        tool = TOOLS[key]
         if names is not None:
-            properties = {
-                "memory": {"type": "string", "enum": names, "description": "Mounted memory"},
-                **properties,
-            }
-            required.insert(0, "memory")
-        definitions.append(
-            {
-                "type": "function",
-                "function": {
-                    "name": tool_name(key),
-                    "description": spec["description"],
-                    "parameters": {
-                        "type": "object",
-                        "properties": properties,
-                        "required": required,
-                        "additionalProperties": False,
-                    },
-                },
-            }
-        )
+            memory = choice("memory", names, "Mounted memory")
+            tool = replace(tool, arguments={"memory": memory, **tool.arguments})
+        definitions.append(tool.definition())
     return definitions
 
 
@@ -179,7 +176,6 @@ class _Call:
     tool_call_id: str | None
 
     def writing(self):
-        self.principal.require(Permission.RUN)
         actor = Actor(self.principal, self.run_id, self.tool_call_id)
         return writing(actor, self.memory_id, deleted_reason=Reason.MEMORY_DELETED)
 
@@ -209,36 +205,22 @@ def execute_file_tool(
         tool_call_id,
     )
     try:
-        key = _key(name)
-        if key in WRITE_KEYS and access != "write":
+        tool = TOOLS[_key(name)]
+        if tool.permission != Permission.READ and access != "write":
             raise ApiError(403, "this memory is mounted read-only", code=Code.FORBIDDEN)
-        return HANDLERS[key](call, **_arguments(key, arguments))
+        arguments = {k: v for k, v in parse_arguments(arguments).items() if k != "memory"}
+        arguments = tool.check(arguments)
+        principal.require(tool.permission)  # the one check of the caller's permission
+        return tool.handler(call, **arguments)
     except ApiError as error:
         return _error_text(error)
 
 
 def _key(name: str) -> str:
     key = name.removeprefix("memory_")
-    if key not in SPECS:
+    if key not in TOOLS:
         raise ApiError(422, f"unknown file tool {name!r}")
     return key
-
-
-def _arguments(key: str, arguments: dict | str) -> dict:
-    arguments = parse_arguments(arguments)
-    spec = SPECS[key]
-    arguments = {k: v for k, v in arguments.items() if k != "memory"}
-    unknown = sorted(set(arguments) - set(spec["properties"]))
-    if unknown:
-        raise ApiError(422, f"unknown arguments: {', '.join(unknown)}")
-    missing = [name for name in spec["required"] if name not in arguments]
-    if missing:
-        raise ApiError(422, f"missing arguments: {', '.join(missing)}")
-    for name, value in arguments.items():
-        expected = _TYPES[spec["properties"][name]["type"]]
-        if not isinstance(value, expected) or isinstance(value, bool):
-            raise ApiError(422, f"{name} must be a {spec['properties'][name]['type']}")
-    return arguments
 
 
 def _error_text(error: ApiError) -> str:
@@ -274,7 +256,6 @@ def _is_folder(memory: Memory, path: str) -> bool:
 
 
 def _view(call: _Call, path: str, view_range: list | None = None) -> str:
-    call.principal.require(Permission.READ)
     memory = _memory(call)
     if path not in ("", "/") and not path.endswith("/"):
         file = File.objects.filter(memory=memory, path=clean_path(path)).first()
@@ -418,11 +399,4 @@ def _delete(call: _Call, path: str) -> str:
     return f"Deleted {path}."
 
 
-HANDLERS: dict[str, Callable[..., str]] = {
-    "file_view": _view,
-    "file_create": _create,
-    "file_str_replace": _str_replace,
-    "file_insert": _insert,
-    "file_rename": _rename,
-    "file_delete": _delete,
-}
+TOOLS = _tools()
