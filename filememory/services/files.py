@@ -1,4 +1,9 @@
-"""Reading and changing files the way people and clients do it over REST (with ETags)."""
+"""Reading and changing files the way people and clients do it over REST (with ETags).
+
+Paths and contents come checked (FILE_PATH, CONTENT: filememory/serializers.py); what is
+left here needs the database: permissions, the memory, the If-Match compare-and-set and
+the memory's byte limit.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +13,12 @@ from django.db.models import QuerySet
 
 from filememory.models import File, Revision
 from filememory.representations import names_file
-from filememory.services.paths import clean_folder, clean_path
 from filememory.services.writes import (
     ABSENT,
     FILE_MEMORIES,
     Actor,
     Base,
     Writer,
-    content_size,
     stale,
     writing,
 )
@@ -33,19 +36,16 @@ def get_file_memory(principal: Principal, memory_id: str) -> Memory:
 
 def get_file(principal: Principal, memory_id: str, path: str) -> File:
     memory = get_file_memory(principal, memory_id)
-    file = File.objects.filter(memory=memory, path=clean_path(path)).first()
+    file = File.objects.filter(memory=memory, path=path).first()
     if file is None:
         raise ApiError(404, f"no file at {path}")
     return file
 
 
-def list_files(principal: Principal, memory_id: str, prefix: str | None = None) -> QuerySet:
-    """The memory's files (without content), by path; under a folder if ``prefix`` is given."""
+def list_files(principal: Principal, memory_id: str) -> QuerySet:
+    """The memory's files (without content), by path (filememory/filters.py narrows them)."""
     memory = get_file_memory(principal, memory_id)
-    qs = File.objects.filter(memory=memory).defer("content").order_by("path")
-    if prefix:
-        qs = qs.filter(path__startswith=clean_folder(prefix, "prefix"))
-    return qs
+    return File.objects.filter(memory=memory).defer("content").order_by("path")
 
 
 _TOKEN = re.compile(r"[0-9a-f]{16}")
@@ -104,12 +104,12 @@ def refuse_stale_early(
 
 
 def put_file(
-    actor: Actor, memory_id: str, path: str, content: object, if_match: str | None
+    actor: Actor, memory_id: str, path: str, content: str, if_match: str | None
 ) -> tuple[File, bool]:
-    """Create (without If-Match) or replace (with it) a file; (file, created)."""
-    actor.principal.require(Permission.RUN)
-    path = clean_path(path)
-    content_size(content)
+    """Create (without If-Match) or replace (with it) a file; (file, created).
+
+    ``writing`` requires the run permission; ``path`` and ``content`` come checked.
+    """
     refuse_stale_early(actor.principal, memory_id, path, if_match)
     with writing(actor, memory_id) as writer:
         base = base_from_if_match(if_match, writer.current(path), path)
@@ -120,8 +120,6 @@ def put_file(
 
 
 def delete_file(actor: Actor, memory_id: str, path: str, if_match: str) -> None:
-    actor.principal.require(Permission.RUN)
-    path = clean_path(path)
     with writing(actor, memory_id) as writer:
         current = writer.current(path)
         if current is None:

@@ -1,13 +1,29 @@
-"""Path safety: a file path is a relative path of clean segments."""
+"""Path safety: a file path is a relative path of clean segments.
+
+The rules of the file path (the URL's ``file_path``, ``?path=``) and of a folder prefix
+(``?prefix=``): :data:`FILE_PATH` and :data:`PREFIX`, checked by :func:`clean_path` and
+:func:`clean_folder`.
+"""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from memoryhub.errors import ApiError
+from memoryhub.rules import Rule
 
 MAX_PATH_BYTES = 1024
 MAX_SEGMENT_BYTES = 255
+
+# clean_path as a pattern: segments of any characters but "/", "\\" and control characters
+# (C0, DEL, C1), never "." or "..". The byte limits (MAX_SEGMENT_BYTES a segment,
+# MAX_PATH_BYTES in all, UTF-8) count bytes; the pattern and maxLength can only count
+# characters, so they are the upper bounds a client can check.
+_SEGMENT = rf"(?!\.\.?(?:/|$))[^/\\\x00-\x1f\x7f-\x9f]{{1,{MAX_SEGMENT_BYTES}}}"
+FILE_PATH_PATTERN = rf"^{_SEGMENT}(?:/{_SEGMENT})*$"
+# clean_folder: "" or "/" for the root, else a path with at most one "/" after it.
+FOLDER_PATTERN = rf"^(?:/?|{_SEGMENT}(?:/{_SEGMENT})*/?)$"
 
 
 def _is_control(char: str) -> bool:
@@ -55,3 +71,14 @@ def clean_folder(value: Any, field: str = "path") -> str:
     if isinstance(value, str) and value.endswith("/"):
         value = value[:-1]
     return clean_path(value, field) + "/"
+
+
+# A file's path: relative, such as prefs/language.md ("path" in the messages).
+FILE_PATH = Rule(
+    clean_path, {"type": "string", "maxLength": MAX_PATH_BYTES, "pattern": FILE_PATH_PATTERN}
+)
+# A folder whose files a listing shows: "" or "/" for all, else a clean path ("/" after it).
+PREFIX = Rule(
+    partial(clean_folder, field="prefix"),
+    {"type": "string", "maxLength": MAX_PATH_BYTES + 1, "pattern": FOLDER_PATTERN},
+)

@@ -7,21 +7,17 @@ from django.db.models import QuerySet, Sum
 
 from filememory.models import File, Revision
 from filememory.services.files import audit_change, base_from_if_match, get_file_memory
-from filememory.services.paths import clean_path
-from filememory.services.writes import Actor, lock_memory, writing
+from filememory.services.writes import Actor, content_size, lock_memory, writing
 from memoryhub import audit
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Permission
 from memoryhub.principals import Principal
 
 
-def list_revisions(principal: Principal, memory_id: str, path: str | None = None) -> QuerySet:
-    """Newest first; one path's or the whole memory's."""
+def list_revisions(principal: Principal, memory_id: str) -> QuerySet:
+    """The memory's revisions, newest first (filememory/filters.py narrows them to a path)."""
     memory = get_file_memory(principal, memory_id)
-    qs = Revision.objects.filter(memory=memory).defer("content").order_by("-id")
-    if path is not None:
-        qs = qs.filter(path=clean_path(path))
-    return qs
+    return Revision.objects.filter(memory=memory).defer("content").order_by("-id")
 
 
 def get_revision(principal: Principal, memory_id: str, revision_id: str) -> Revision:
@@ -36,9 +32,9 @@ def restore_revision(actor: Actor, memory_id: str, revision_id: str, if_match: s
     """Write an old revision's content to its path as a new change.
 
     With If-Match the restore is a compare-and-set on that ETag; without it, it replaces
-    whatever version is current (or creates the file again).
+    whatever version is current (or creates the file again). The revision's content must
+    fit today's ``memory.max_file_bytes`` (the limit may have been lowered since).
     """
-    actor.principal.require(Permission.RUN)
     with writing(actor, memory_id) as writer:
         revision = Revision.objects.filter(memory=writer.memory, public_id=revision_id).first()
         if revision is None:
@@ -48,10 +44,12 @@ def restore_revision(actor: Actor, memory_id: str, revision_id: str, if_match: s
         current = writer.current(revision.path)
         if if_match is None and current is not None:
             if_match = "*"
+        base = base_from_if_match(if_match, current, revision.path)
+        content_size(revision.content)
         file = writer.put(
             revision.path,
             revision.content,
-            base_from_if_match(if_match, current, revision.path),
+            base,
             Revision.Action.RESTORE,
             restored_from=revision.public_id,
         )
@@ -62,10 +60,8 @@ def restore_revision(actor: Actor, memory_id: str, revision_id: str, if_match: s
 
 
 def purge_history(principal: Principal, memory_id: str, path: str | None = None) -> int:
-    """Delete one path's revisions, or the whole memory's; the number deleted."""
+    """Delete one path's revisions (``path`` comes checked), or the whole memory's."""
     principal.require(Permission.WRITE)
-    if path is not None:
-        path = clean_path(path)
     with transaction.atomic():
         memory = lock_memory(principal, memory_id)
         qs = Revision.objects.filter(memory=memory)

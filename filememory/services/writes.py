@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -25,6 +26,7 @@ from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Permission
 from memoryhub.principals import Principal
 from memoryhub.reasons import Reason
+from memoryhub.rules import Rule
 
 FILE_MEMORIES = Memory.objects.filter(kind=Memory.Kind.FILE)
 
@@ -73,6 +75,22 @@ def content_size(content: object, field: str = "content") -> int:
             reason=Reason.FILE_TOO_LARGE,
         )
     return size
+
+
+def clean_content(value: Any, field: str = "content") -> str:
+    """File content: text of at most ``memory.max_file_bytes`` UTF-8 bytes (content_size)."""
+    content_size(value, field)
+    return value
+
+
+# A file's whole content. Its limit counts UTF-8 bytes, and the setting can change, so the
+# schema cannot state it: the operation's description names it.
+CONTENT = Rule(clean_content, {"type": "string"})
+
+
+def utf8_size(content: str) -> int:
+    """UTF-8 bytes of content already checked (by CONTENT, content_size or the database)."""
+    return len(content.encode("utf-8"))
 
 
 def stale(path: str, current: File | None, message: str | None = None) -> ApiError:
@@ -137,8 +155,11 @@ class Writer:
         other_path: str | None = None,
         restored_from: str | None = None,
     ) -> File:
-        """Create (base absent) or replace the file at ``path``; 412 when base is stale."""
-        size = content_size(content)
+        """Create (base absent) or replace the file at ``path``; 412 when base is stale.
+
+        ``path`` and ``content`` are checked by the caller (clean_path, content_size).
+        """
+        size = utf8_size(content)
         current = self.current(path)
         now = timezone.now()
         who = {
