@@ -378,6 +378,7 @@ def _rename(call: _Call, old_path: str, new_path: str) -> str:
         raise ApiError(422, "old_path and new_path are the same")
     with call.writing() as writer:
         current, base = _based(writer, call, old_path, "rename")
+        content_size(current.content)  # a file over a since-lowered limit is not rewritten
         if writer.current(new_path) is not None:
             raise ApiError(409, f"a file exists at {new_path}", code=Code.ALREADY_EXISTS)
         action = Revision.Action.RENAME

@@ -119,9 +119,10 @@ def _wait_until_up(url: str, server: subprocess.Popen) -> None:
     while time.monotonic() < deadline:
         assert server.poll() is None, server.stderr.read().decode()[-3000:]
         try:
-            if requests.get(url + "/healthz", timeout=2).status_code == 200:
+            # A busy machine may take seconds to answer the first request: wait for it.
+            if requests.get(url + "/healthz", timeout=10).status_code == 200:
                 return
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):
             pass
         time.sleep(0.1)
     raise AssertionError("gunicorn did not come up")
