@@ -10,6 +10,7 @@ workspace's, is :func:`require_memories`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any, TypedDict, Unpack
@@ -192,7 +193,7 @@ def create(
     *,
     name: str,
     toolset: dict | None = None,
-    memory_mounts: list[dict] = (),
+    memory_mounts: Sequence[dict] = (),
 ) -> Agent:
     """A new agent of checked fields; each mount's memory must be one of the workspace's."""
     principal.require(Permission.WRITE)

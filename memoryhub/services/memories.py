@@ -12,7 +12,7 @@ fields it takes, whether ``always_load`` applies and what a path is) stays in th
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, TypedDict, Unpack
 
 from django.db import IntegrityError, transaction
@@ -173,7 +173,7 @@ def create(
     name: str,
     type: str = DEFAULT_TYPE,
     description: str = "",
-    labels: list[str] = (),
+    labels: Sequence[str] = (),
     guide: str | None = None,
     always_load: list[str] | None = None,
     **kind_fields: Any,

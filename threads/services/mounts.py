@@ -8,6 +8,7 @@ stay here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 
 from django.db import IntegrityError, transaction
@@ -153,7 +154,7 @@ def unmount(principal: Principal, thread_id: str, name: str, if_match: str) -> T
     return thread
 
 
-def initial_mounts(principal: Principal, thread: Thread, memories: list[dict]) -> None:
+def initial_mounts(principal: Principal, thread: Thread, memories: Sequence[dict]) -> None:
     """The checked ``memories`` of a new thread or fork (:data:`THREAD_MOUNTS`)."""
     require_memories(principal, listed("memories", memories))
     add_mounts(thread, list(memories))

@@ -6,6 +6,8 @@ The rules of a thread's own fields are declared here (:class:`~memoryhub.rules.R
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.db import transaction
 
 from memoryhub import audit
@@ -42,7 +44,7 @@ def create_thread(
     agent_id: str,
     *,
     end_user: str | None = None,
-    memories: list[dict] = (),
+    memories: Sequence[dict] = (),
 ) -> Thread:
     """A new thread of an agent of the workspace, for a checked end-user id (or none), with
     checked initial mounts (their memories must be the workspace's)."""
@@ -69,7 +71,7 @@ def list_threads(principal: Principal):
     return THREADS.filter(workspace_id=principal.workspace_id).order_by("-created_at", "id")
 
 
-def fork_thread(principal: Principal, thread_id: str, *, memories: list[dict] = ()) -> Thread:
+def fork_thread(principal: Principal, thread_id: str, *, memories: Sequence[dict] = ()) -> Thread:
     """A new thread of the same agent and end user, with the origin's mounts (+ ``memories``)."""
     principal.require(Permission.RUN)
     with transaction.atomic():
