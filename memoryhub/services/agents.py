@@ -169,6 +169,8 @@ def listed(field: str, mounts: list[dict]) -> dict[str, str]:
 
 def require_memories(principal: Principal, memory_ids: dict[str, str]) -> None:
     """422 unless each memory id (by where it was given) names a memory of the workspace."""
+    if not memory_ids:
+        return
     found = set(
         Memory.objects.filter(
             workspace_id=principal.workspace_id, pk__in=set(memory_ids.values())
