@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memoryhub.api.base import ApiView, RunOrKeyView, body, if_match, paginated, with_etag
-from memoryhub.api.openapi import NewMemoryMount
+from memoryhub.api.base import ApiView, RunOrKeyView, if_match, paginated, with_etag
 from memoryhub.api.representations import run_json, thread_json
+from memoryhub.api.serializers import NewMemoryMount
 from memoryhub.etags import etag_for
+from memoryhub.filters import filter_rows, parameters
 from memoryhub.permissions import CanRead, CanRun, ReadOrRun
+from memoryhub.rules import parse
 from memoryhub.schema import ETAG, IF_MATCH, PAGE_PARAMETERS, errors, page_of
-from threads import openapi as oa
+from threads import serializers as s
+from threads.filters import ThreadFilter
 from threads.services import mounts, runs, threads, tool_calls
 
 MOUNTS_CONFLICT = (
@@ -20,6 +23,15 @@ MOUNTS_CONFLICT = (
     "memory.mounts_per_thread (memory_mount_limit)."
 )
 ARCHIVED = "The thread is archived (thread_archived)."
+MEMORIES_RULE = "Each mount's memory_id must name a memory of this workspace (422)."
+
+# Archiving checks If-Match only when one is given (and the thread is not archived yet).
+ARCHIVE_IF_MATCH = OpenApiParameter(
+    "If-Match",
+    str,
+    OpenApiParameter.HEADER,
+    description="Optional: the thread's current ETag; 412 when stale.",
+)
 
 
 class ThreadListView(ApiView):
@@ -27,38 +39,30 @@ class ThreadListView(ApiView):
 
     @extend_schema(
         summary="List threads",
-        parameters=[*oa.THREAD_FILTERS, *PAGE_PARAMETERS],
-        responses={200: page_of("ThreadPage", oa.Thread)},
+        parameters=[*parameters(ThreadFilter), *PAGE_PARAMETERS],
+        responses={200: page_of("ThreadPage", s.Thread)},
     )
     def get(self, request: Request) -> Response:
-        params = request.query_params
-        qs = threads.list_threads(
-            self.principal,
-            agent_id=params.get("agent_id"),
-            end_user=params.get("end_user"),
-            status=params.get("status"),
-        )
+        qs = filter_rows(ThreadFilter, request, threads.list_threads(self.principal))
         return paginated(self, qs, lambda page: [thread_json(t) for t in page])
 
     @errors({409: MOUNTS_CONFLICT})
     @extend_schema(
         summary="Create a thread",
-        request=oa.ThreadCreate,
+        description="agent_id must name an agent of this workspace (422). " + MEMORIES_RULE,
+        request=s.ThreadCreate,
         parameters=[ETAG],
-        responses={201: oa.Thread},
+        responses={201: s.Thread},
     )
     def post(self, request: Request) -> Response:
-        data = body(request, {"agent_id", "end_user", "memories"}, required={"agent_id"})
-        thread = threads.create_thread(
-            self.principal, data["agent_id"], data.get("end_user"), data.get("memories")
-        )
+        thread = threads.create_thread(self.principal, **parse(s.ThreadCreate, request.data))
         return with_etag(thread_json(thread), thread.version, status=201)
 
 
 class ThreadDetailView(ApiView):
     permission_classes = [CanRead]
 
-    @extend_schema(summary="Get a thread", parameters=[ETAG], responses={200: oa.Thread})
+    @extend_schema(summary="Get a thread", parameters=[ETAG], responses={200: s.Thread})
     def get(self, request: Request, thread_id: str) -> Response:
         thread = threads.get_thread(self.principal, thread_id)
         return with_etag(thread_json(thread), thread.version)
@@ -70,13 +74,14 @@ class ThreadForkView(ApiView):
     @errors({409: MOUNTS_CONFLICT})
     @extend_schema(
         summary="Fork a thread",
-        request=oa.ThreadFork,
+        description=MEMORIES_RULE,
+        request=s.ThreadFork,
         parameters=[ETAG],
-        responses={201: oa.Thread},
+        responses={201: s.Thread},
     )
     def post(self, request: Request, thread_id: str) -> Response:
-        data = body(request, {"memories"})
-        thread = threads.fork_thread(self.principal, thread_id, data.get("memories"))
+        fields = parse(s.ThreadFork, request.data)
+        thread = threads.fork_thread(self.principal, thread_id, **fields)
         return with_etag(thread_json(thread), thread.version, status=201)
 
 
@@ -86,11 +91,11 @@ class ThreadArchiveView(ApiView):
     @extend_schema(
         summary="Archive a thread",
         request=None,
-        parameters=[oa.ARCHIVE_IF_MATCH, ETAG],
-        responses={200: oa.Thread},
+        parameters=[ARCHIVE_IF_MATCH, ETAG],
+        responses={200: s.Thread},
     )
     def post(self, request: Request, thread_id: str) -> Response:
-        body(request, set())
+        parse(s.NoBody, request.data)
         thread = threads.archive_thread(
             self.principal, thread_id, request.META.get("HTTP_IF_MATCH")
         )
@@ -99,7 +104,6 @@ class ThreadArchiveView(ApiView):
 
 class RunAcceptView(ApiView):
     permission_classes = [CanRun]
-    fields = {"input", "parent_run_id", "eval", "history_compacted", "inline"}
 
     @errors(
         {
@@ -111,13 +115,14 @@ class RunAcceptView(ApiView):
     @extend_schema(
         summary="Accept a run on a thread",
         description="Freezes the thread's memory mounts for the run and answers the run with"
-        " its token (shown only here), its memory context and its memory tools.",
-        request=oa.RunAccept,
-        responses={201: oa.AcceptedRun},
+        " its token (shown only here), its memory context and its memory tools."
+        " parent_run_id must name a run of this workspace, and inline needs one (422).",
+        request=s.RunAccept,
+        responses={201: s.AcceptedRun},
     )
     def post(self, request: Request, thread_id: str) -> Response:
-        data = body(request, self.fields)
-        accepted = runs.accept_run(self.principal, thread_id, **data)
+        fields = parse(s.RunAccept, request.data)
+        accepted = runs.accept_run(self.principal, thread_id, **fields)
         answer = run_json(accepted.run)
         answer.update(
             token=accepted.token,
@@ -131,7 +136,7 @@ class RunAcceptView(ApiView):
 class RunDetailView(RunOrKeyView):
     permission_classes = [CanRead]
 
-    @extend_schema(summary="Get a run", responses={200: oa.Run})
+    @extend_schema(summary="Get a run", responses={200: s.Run})
     def get(self, request: Request, run_id: str) -> Response:
         return Response(run_json(runs.get_run(self.principal, run_id)))
 
@@ -140,9 +145,9 @@ class RunEndView(RunOrKeyView):
     permission_classes = [CanRead]  # a run may end itself; the service checks the rest
 
     @errors({403: "An API key without the run permission (a run may end itself)."})
-    @extend_schema(summary="End a run", request=None, responses={200: oa.Run})
+    @extend_schema(summary="End a run", request=None, responses={200: s.Run})
     def post(self, request: Request, run_id: str) -> Response:
-        body(request, set())
+        parse(s.NoBody, request.data)
         return Response(run_json(runs.end_run(self.principal, run_id)))
 
 
@@ -159,7 +164,7 @@ class ThreadMountListView(ApiView):
     @extend_schema(
         summary="List a thread's memory mounts",
         parameters=[ETAG],
-        responses={200: oa.ThreadMounts},
+        responses={200: s.ThreadMounts},
     )
     def get(self, request: Request, thread_id: str) -> Response:
         thread, _ = mounts.list_thread_mounts(self.principal, thread_id)
@@ -168,15 +173,14 @@ class ThreadMountListView(ApiView):
     @errors({409: "The thread is archived (thread_archived). " + MOUNTS_CONFLICT})
     @extend_schema(
         summary="Mount a memory on a thread (If-Match)",
+        description=MEMORIES_RULE,
         request=NewMemoryMount,
         parameters=[IF_MATCH, ETAG],
-        responses={201: oa.ThreadMounts},
+        responses={201: s.ThreadMounts},
     )
     def post(self, request: Request, thread_id: str) -> Response:
-        data = body(
-            request, {"name", "memory_id", "access", "recall"}, required={"name", "memory_id"}
-        )
-        thread = mounts.mount(self.principal, thread_id, data, if_match(request))
+        new = parse(NewMemoryMount, request.data)
+        thread = mounts.mount(self.principal, thread_id, if_match(request), **new)
         return _mounts_answer(thread, status=201)
 
 
@@ -186,20 +190,20 @@ class ThreadMountDetailView(ApiView):
     @errors({409: ARCHIVED})
     @extend_schema(
         summary="Change a mount's access or recall (If-Match)",
-        request=oa.MountChange,
+        request=s.MountChange,
         parameters=[IF_MATCH, ETAG],
-        responses={200: oa.ThreadMounts},
+        responses={200: s.ThreadMounts},
     )
     def patch(self, request: Request, thread_id: str, name: str) -> Response:
-        data = body(request, {"access", "recall"})
-        thread = mounts.change_mount(self.principal, thread_id, name, data, if_match(request))
+        change = parse(s.MountChange, request.data)
+        thread = mounts.change_mount(self.principal, thread_id, name, if_match(request), **change)
         return _mounts_answer(thread)
 
     @errors({409: ARCHIVED})
     @extend_schema(
         summary="Remove a mount (If-Match)",
         parameters=[IF_MATCH, ETAG],
-        responses={200: oa.ThreadMounts},
+        responses={200: s.ThreadMounts},
     )
     def delete(self, request: Request, thread_id: str, name: str) -> Response:
         thread = mounts.unmount(self.principal, thread_id, name, if_match(request))
@@ -215,11 +219,11 @@ class ToolCallView(RunOrKeyView):
         description="Answers the tool message; a failed tool answers error: <code>: <message>"
         " as its content. The same call id again answers the first result without doing the"
         " work twice (409 with other arguments).",
-        request=oa.RunToolCall,
-        responses={200: oa.RunToolMessage},
+        request=s.RunToolCall,
+        responses={200: s.RunToolMessage},
     )
     def post(self, request: Request, run_id: str) -> Response:
-        data = body(request, {"id", "name", "arguments", "type", "function"})
+        data = parse(s.RunToolCall, request.data)
         call_id, name, arguments = _tool_call_fields(data)
         return Response(
             tool_calls.execute_tool_call(self.principal, run_id, call_id, name, arguments)

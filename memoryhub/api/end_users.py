@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memoryhub.api import openapi as oa
+from memoryhub.api import serializers as s
 from memoryhub.api.base import ApiView, paginated
 from memoryhub.api.representations import end_user_json
 from memoryhub.permissions import ReadOrWrite
@@ -20,7 +20,7 @@ class EndUserListView(ApiView):
     @extend_schema(
         summary="List end users",
         parameters=PAGE_PARAMETERS,
-        responses={200: page_of("EndUserPage", oa.EndUser)},
+        responses={200: page_of("EndUserPage", s.EndUser)},
     )
     def get(self, request: Request) -> Response:
         rows = end_users.list_end_users(self.principal)

@@ -6,12 +6,15 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memoryhub.api import openapi as oa
-from memoryhub.api.base import ApiView, body, if_match, paginated, with_etag
+from memoryhub.api import serializers as s
+from memoryhub.api.base import ApiView, if_match, paginated, with_etag
+from memoryhub.api.filters import MemoryFilter, memory_parameters
 from memoryhub.api.representations import iso
 from memoryhub.etags import etag_for
+from memoryhub.filters import filter_rows
 from memoryhub.models import Memory
 from memoryhub.permissions import ReadOrWrite
+from memoryhub.rules import parse
 from memoryhub.schema import ETAG, IF_MATCH, PAGE_PARAMETERS, errors, page_of
 from memoryhub.services import memories
 
@@ -51,17 +54,11 @@ class MemoryListView(ApiView):
 
     @extend_schema(
         summary="List the workspace's memories",
-        parameters=[*oa.MEMORY_FILTERS, *PAGE_PARAMETERS],
-        responses={200: page_of("CatalogMemoryPage", oa.CatalogMemory)},
+        parameters=[*memory_parameters(), *PAGE_PARAMETERS],
+        responses={200: page_of("CatalogMemoryPage", s.CatalogMemory)},
     )
     def get(self, request: Request) -> Response:
-        params = request.query_params
-        qs = memories.list_memories(
-            self.principal,
-            labels=params.getlist("label"),
-            kind=params.get("kind"),
-            memory_type=params.get("type"),
-        )
+        qs = filter_rows(MemoryFilter, request, memories.list_memories(self.principal))
 
         def render(page) -> list:
             stats = memories.stats_for(page)  # each kind's counts for the page at once
@@ -77,32 +74,39 @@ class MemoryListView(ApiView):
     )
     @extend_schema(
         summary="Create a memory",
-        request=oa.MemoryCreate,
+        description="A record type needs provider_id naming an enabled memory provider of"
+        " that type (422; disabled: 422 disabled); a postgres memory refuses provider_id and"
+        " namespace, a record memory always_load (422). always_load paths follow the file"
+        " path rules, each once; namespace is printable, without whitespace or *, not"
+        " a13n-..., and free on its backend (409).",
+        request=s.MemoryCreate,
         parameters=[ETAG],
-        responses={201: oa.CatalogMemory},
+        responses={201: s.CatalogMemory},
     )
     def post(self, request: Request) -> Response:
-        data = body(request, memories.create_fields(), required={"name"})
-        return _one(memories.create_memory(self.principal, data), status=201)
+        memory = memories.create(self.principal, **parse(s.MemoryCreate, request.data))
+        return _one(memory, status=201)
 
 
 class MemoryDetailView(ApiView):
     permission_classes = [ReadOrWrite]
 
-    @extend_schema(summary="Get a memory", parameters=[ETAG], responses={200: oa.CatalogMemory})
+    @extend_schema(summary="Get a memory", parameters=[ETAG], responses={200: s.CatalogMemory})
     def get(self, request: Request, memory_id: str) -> Response:
         return _one(memories.get_memory(self.principal, memory_id))
 
     @extend_schema(
         summary="Change a memory (If-Match)",
-        request=oa.MemoryChange,
+        description="type, provider_id and namespace never change (422). always_load does"
+        " not apply to a record memory (422); a file memory's paths follow the file path"
+        " rules, each once.",
+        request=s.MemoryChange,
         parameters=[IF_MATCH, ETAG],
-        responses={200: oa.CatalogMemory},
+        responses={200: s.CatalogMemory},
     )
     def patch(self, request: Request, memory_id: str) -> Response:
-        data = body(request, memories.PATCH_FIELDS | memories.FIXED_FIELDS)
-        memory = memories.update_memory(self.principal, memory_id, data, if_match(request))
-        return _one(memory)
+        changes = parse(s.MemoryChange, request.data)
+        return _one(memories.update(self.principal, memory_id, if_match(request), **changes))
 
     @extend_schema(
         summary="Delete a memory (If-Match)", parameters=[IF_MATCH], responses={204: None}

@@ -1,9 +1,19 @@
-"""Agents: their toolset switch and their default memory mounts."""
+"""Agents: their toolset switch and their default memory mounts.
+
+The rules of their fields are declared here, once (:class:`~memoryhub.rules.Rule`): the
+toolset, a memory mount and its fields, the mount lists of agents and threads. The request
+serializers check and document with them (``memoryhub.api.serializers``,
+``threads.serializers``); what needs the database, that a mount's memory is one of the
+workspace's, is :func:`require_memories`.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import partial
+from typing import Any, TypedDict, Unpack
 
 from django.db import transaction
 
@@ -11,16 +21,28 @@ from memoryhub import audit
 from memoryhub.errors import ApiError
 from memoryhub.models import Agent, Memory, Permission
 from memoryhub.principals import Principal
-from memoryhub.services.common import bump_version, get_in_workspace, validate_name
+from memoryhub.rules import Rule, parse
+from memoryhub.services.common import NAME_MAX_CHARS, bump_version, get_in_workspace, validate_name
 from memoryhub.tools import MOUNT_NAME_PATTERN, TOOL_KEYS
 
 _MOUNT_NAME_RE = re.compile(MOUNT_NAME_PATTERN)
-MOUNT_FIELDS = {"name", "memory_id", "access", "recall"}
+MOUNT_FIELDS = ("name", "memory_id", "access", "recall")
+MOUNT_DEFAULTS = {"access": "read", "recall": True}
+
+# A display name (agents, memories): validate_name's rule. It belongs beside validate_name
+# in services/common.py, which this change leaves alone.
+NAME = Rule(validate_name, {"type": "string", "minLength": 1, "maxLength": NAME_MAX_CHARS})
+
+# --- the toolset -----------------------------------------------------------------------------
+
+
+def default_toolset() -> dict:
+    return {"enabled": True, "disabled_tools": []}
 
 
 def normalize_toolset(value: Any) -> dict:
     if value is None:
-        return {"enabled": True, "disabled_tools": []}
+        return default_toolset()
     if not isinstance(value, dict) or set(value) - {"enabled", "disabled_tools"}:
         raise ApiError(422, "toolset is {enabled: bool, disabled_tools: [tool keys]}")
     enabled = value.get("enabled", True)
@@ -35,6 +57,36 @@ def normalize_toolset(value: Any) -> dict:
     return {"enabled": enabled, "disabled_tools": sorted(set(disabled))}
 
 
+TOOLSET = Rule(
+    normalize_toolset,
+    {
+        "type": "object",
+        "properties": {
+            "enabled": {
+                "type": "boolean",
+                "default": True,
+                "description": "false offers no memory tools (context and recall stay).",
+            },
+            "disabled_tools": {
+                "type": "array",
+                "items": {"$ref": "#/components/schemas/ToolKey"},  # the answers' enum
+                "description": "Tool keys never offered to this agent's runs.",
+            },
+        },
+        "additionalProperties": False,
+    },
+    component="AgentToolsetRequest",
+)
+
+# --- memory mounts ---------------------------------------------------------------------------
+
+
+def validate_mount_name(value: Any, field: str = "name") -> str:
+    if not isinstance(value, str) or not _MOUNT_NAME_RE.fullmatch(value):
+        raise ApiError(422, f"{field} must match {MOUNT_NAME_PATTERN}")
+    return value
+
+
 def validate_access(access: Any, field: str = "access") -> str:
     if access not in ("read", "write"):
         raise ApiError(422, f"{field} must be read or write")
@@ -47,36 +99,57 @@ def validate_recall(recall: Any, field: str = "recall") -> bool:
     return recall
 
 
-def validate_mount(principal: Principal, mount: Any, where: str) -> dict:
-    """One mount {name, memory_id, access, recall?} of a memory in the principal's workspace."""
+def validate_memory_id(value: Any, field: str = "memory_id") -> str:
+    """A mount's memory id as a value; that it names a memory is :func:`require_memories`'."""
+    if not isinstance(value, str):
+        raise ApiError(422, f"{field} names no memory of this workspace")
+    return value
+
+
+ACCESS = Rule(
+    validate_access, {"type": "string", "enum": ["read", "write"]}, component="MountAccess"
+)
+RECALL = Rule(validate_recall, {"type": "boolean"})
+MOUNT_NAME = Rule(
+    validate_mount_name, {"type": "string", "minLength": 1, "pattern": MOUNT_NAME_PATTERN}
+)
+MEMORY_ID = Rule(validate_memory_id, {"type": "string", "minLength": 1})
+
+
+def mount_rules(where: str) -> dict[str, Rule]:
+    """The rules of one mount's fields, in the order they are checked; their messages name
+    the mount ``where`` (``memory_mounts[0]``, ``mount``)."""
+    return {
+        "name": replace(MOUNT_NAME, check=partial(validate_mount_name, field=f"{where}.name")),
+        "access": replace(ACCESS, check=partial(validate_access, field=f"{where}.access")),
+        "recall": replace(RECALL, check=partial(validate_recall, field=f"{where}.recall")),
+        "memory_id": replace(
+            MEMORY_ID, check=partial(validate_memory_id, field=f"{where}.memory_id")
+        ),
+    }
+
+
+def check_mount(mount: Any, where: str) -> dict:
+    """One mount {name, memory_id, access?, recall?}, its defaults filled in."""
     if not isinstance(mount, dict):
         raise ApiError(422, f"{where} must be an object")
-    unknown = sorted(set(mount) - MOUNT_FIELDS)
+    unknown = sorted(set(mount) - set(MOUNT_FIELDS))
     if unknown:
         raise ApiError(422, f"{where}: unknown fields {', '.join(unknown)}")
-    name, memory_id = mount.get("name"), mount.get("memory_id")
-    access, recall = mount.get("access", "read"), mount.get("recall", True)
-    if not isinstance(name, str) or not _MOUNT_NAME_RE.fullmatch(name):
-        raise ApiError(422, f"{where}.name must match {MOUNT_NAME_PATTERN}")
-    validate_access(access, f"{where}.access")
-    validate_recall(recall, f"{where}.recall")
-    if (
-        not isinstance(memory_id, str)
-        or not Memory.objects.filter(workspace_id=principal.workspace_id, pk=memory_id).exists()
-    ):
-        raise ApiError(422, f"{where}.memory_id names no memory of this workspace")
-    return {"name": name, "memory_id": memory_id, "access": access, "recall": recall}
+    checked = {
+        key: rule(mount.get(key, MOUNT_DEFAULTS.get(key)))
+        for key, rule in mount_rules(where).items()
+    }
+    return {key: checked[key] for key in MOUNT_FIELDS}
 
 
-def normalize_mounts(
-    principal: Principal, value: Any, field: str = "memory_mounts", *, unique: bool = True
-) -> list:
-    """Validated mounts; ``unique`` refuses a repeated name or memory here (422)."""
+def check_mounts(value: Any, field: str, *, unique: bool) -> list[dict]:
+    """A list of mounts (null: none); ``unique`` refuses a repeated name or memory (422)."""
     if value is None:
         return []
     if not isinstance(value, list):
         raise ApiError(422, f"{field} must be a list")
-    mounts = [validate_mount(principal, m, f"{field}[{i}]") for i, m in enumerate(value)]
+    mounts = [check_mount(m, f"{field}[{i}]") for i, m in enumerate(value)]
     for key in ("name", "memory_id") if unique else ():
         values = [m[key] for m in mounts]
         if len(values) != len(set(values)):
@@ -84,14 +157,55 @@ def normalize_mounts(
     return mounts
 
 
-def create_agent(principal: Principal, data: dict) -> Agent:
+# The items are the one "memory to mount" component, the body of POST .../memories.
+MOUNTS_SCHEMA = {"type": "array", "items": {"$ref": "#/components/schemas/NewMemoryMountRequest"}}
+AGENT_MOUNTS = Rule(partial(check_mounts, field="memory_mounts", unique=True), MOUNTS_SCHEMA)
+
+
+def listed(field: str, mounts: list[dict]) -> dict[str, str]:
+    """The memory ids of a list of mounts, by where each was given (``field[i]``)."""
+    return {f"{field}[{index}]": mount["memory_id"] for index, mount in enumerate(mounts)}
+
+
+def require_memories(principal: Principal, memory_ids: dict[str, str]) -> None:
+    """422 unless each memory id (by where it was given) names a memory of the workspace."""
+    if not memory_ids:
+        return
+    found = set(
+        Memory.objects.filter(
+            workspace_id=principal.workspace_id, pk__in=set(memory_ids.values())
+        ).values_list("pk", flat=True)
+    )
+    for where, memory_id in memory_ids.items():
+        if memory_id not in found:
+            raise ApiError(422, f"{where}.memory_id names no memory of this workspace")
+
+
+# --- agents ----------------------------------------------------------------------------------
+
+
+class AgentChanges(TypedDict, total=False):
+    name: str
+    toolset: dict
+    memory_mounts: list[dict]
+
+
+def create(
+    principal: Principal,
+    *,
+    name: str,
+    toolset: dict | None = None,
+    memory_mounts: Sequence[dict] = (),
+) -> Agent:
+    """A new agent of checked fields; each mount's memory must be one of the workspace's."""
     principal.require(Permission.WRITE)
+    require_memories(principal, listed("memory_mounts", memory_mounts))
     with transaction.atomic():
         agent = Agent.objects.create(
             workspace=principal.workspace,
-            name=validate_name(data.get("name")),
-            toolset=normalize_toolset(data.get("toolset")),
-            memory_mounts=normalize_mounts(principal, data.get("memory_mounts")),
+            name=name,
+            toolset=toolset or default_toolset(),
+            memory_mounts=list(memory_mounts),
         )
         audit.record(principal, "agent.create", "agent", agent.id)
     return agent
@@ -107,15 +221,13 @@ def list_agents(principal: Principal):
     return Agent.objects.filter(workspace_id=principal.workspace_id).order_by("-created_at", "id")
 
 
-def update_agent(principal: Principal, agent_id: str, data: dict, if_match: str) -> Agent:
+def update(
+    principal: Principal, agent_id: str, if_match: str, **changes: Unpack[AgentChanges]
+) -> Agent:
+    """Change the given checked fields (compare-and-set on ``if_match``)."""
     principal.require(Permission.WRITE)
-    changes: dict[str, Any] = {}
-    if "name" in data:
-        changes["name"] = validate_name(data["name"])
-    if "toolset" in data:
-        changes["toolset"] = normalize_toolset(data["toolset"])
-    if "memory_mounts" in data:
-        changes["memory_mounts"] = normalize_mounts(principal, data["memory_mounts"])
+    if "memory_mounts" in changes:
+        require_memories(principal, listed("memory_mounts", changes["memory_mounts"]))
     with transaction.atomic():
         agent = get_in_workspace(Agent.objects.all(), principal, agent_id, "agent", lock=True)
         bump_version(agent, if_match, **changes)
@@ -130,3 +242,22 @@ def delete_agent(principal: Principal, agent_id: str, if_match: str) -> None:
         bump_version(agent, if_match)
         audit.record(principal, "agent.delete", "agent", agent.id)
         agent.delete()
+
+
+# --- unchecked fields (the admin's forms, fixtures, scripts) ---------------------------------
+# The same serializers as the REST bodies check them; the serializers import this module's
+# rules, hence the imports at call time.
+
+
+def create_agent(principal: Principal, data: Any) -> Agent:
+    """:func:`create` from fields checked as ``POST /api/v1/agents`` checks its body."""
+    from memoryhub.api.serializers import AgentCreate
+
+    return create(principal, **parse(AgentCreate, data))
+
+
+def update_agent(principal: Principal, agent_id: str, data: Any, if_match: str) -> Agent:
+    """:func:`update` from fields checked as ``PATCH /api/v1/agents/{id}`` checks its body."""
+    from memoryhub.api.serializers import AgentChange
+
+    return update(principal, agent_id, if_match, **parse(AgentChange, data))

@@ -11,6 +11,7 @@ from memoryhub import audit, extensions
 from memoryhub.errors import ApiError
 from memoryhub.models import EndUser, Permission, Run, Thread
 from memoryhub.principals import Principal
+from memoryhub.rules import Rule
 from memoryhub.services.common import bump_all
 from memoryhub.visible import invisible_in
 
@@ -31,8 +32,19 @@ def validate_external_id(value: object) -> str:
     return value
 
 
-def get_or_create_end_user(principal: Principal, external_id: object) -> EndUser:
-    external_id = validate_external_id(external_id)
+END_USER = Rule(
+    validate_external_id,
+    {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 100,
+        "pattern": f"^{EXTERNAL_ID_RE.pattern}$",
+    },
+)
+
+
+def get_or_create_end_user(principal: Principal, external_id: str) -> EndUser:
+    """The person of a checked id (:data:`END_USER`), created on first sight."""
     end_user, _ = EndUser.objects.get_or_create(
         workspace_id=principal.workspace_id, external_id=external_id
     )

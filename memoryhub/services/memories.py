@@ -3,12 +3,17 @@
 The catalog knows no kind. What only one kind knows (its extra create fields, its stats,
 what deleting one of its memories sets off) comes from the kind's
 :class:`memoryhub.catalog.MemoryKind`, registered by the kind's app.
+
+The rules of the catalog's fields are declared here, once (:class:`~memoryhub.rules.Rule`);
+the request serializers (``memoryhub.api.serializers``) and the list's filters
+(``memoryhub.api.filters``) check and document with them. What only a kind can say (which
+fields it takes, whether ``always_load`` applies and what a path is) stays in the services.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, TypedDict, Unpack
 
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
@@ -16,28 +21,20 @@ from django.db.models import QuerySet
 from memoryhub import audit, catalog, extensions
 from memoryhub.conf import setting
 from memoryhub.errors import ApiError
-from memoryhub.models import Memory, Permission
+from memoryhub.models import Memory, MemoryProvider, Permission
 from memoryhub.principals import Principal
 from memoryhub.reasons import Code
-from memoryhub.services.common import bump_version, get_in_workspace, validate_name
+from memoryhub.rules import Rule, parse
+from memoryhub.services.common import bump_version, get_in_workspace
 
-COMMON_CREATE_FIELDS = {"name", "description", "labels", "type", "guide", "always_load"}
-PATCH_FIELDS = {"name", "description", "labels", "guide", "always_load"}
-FIXED_FIELDS = {"type", "provider_id", "namespace"}  # never change after create
+MEMORY_TYPES = ("postgres", *MemoryProvider.Type.values)  # what the schema lists
+DEFAULT_TYPE = "postgres"
+FIXED_FIELDS = ("namespace", "provider_id", "type")  # never change after create
 
 MAX_DESCRIPTION_CHARS = 4000
 MAX_LABELS = 32
 MAX_LABEL_CHARS = 64
 MAX_ALWAYS_LOAD = 64
-DEFAULT_TYPE = "postgres"
-
-
-def create_fields() -> set[str]:
-    """Every body field a create may carry: the common ones and each kind's own."""
-    fields = set(COMMON_CREATE_FIELDS)
-    for kind in catalog.kinds():
-        fields |= kind.create_fields
-    return fields
 
 
 def _text(value: Any, field: str, *, max_chars: int, allow_empty: bool = True) -> str:
@@ -54,7 +51,24 @@ def _text(value: Any, field: str, *, max_chars: int, allow_empty: bool = True) -
     return value
 
 
-def _labels(value: Any) -> list[str]:
+def check_type(value: Any) -> str:
+    """A memory type some kind registered (its kind makes the memory)."""
+    catalog.kind_for_type(value)
+    return value
+
+
+def check_kind(value: Any) -> str:
+    known = sorted(k.kind for k in catalog.kinds())
+    if value not in known:
+        raise ApiError(422, f"kind must be one of: {', '.join(known)}")
+    return value
+
+
+def check_description(value: Any) -> str:
+    return _text(value, "description", max_chars=MAX_DESCRIPTION_CHARS)
+
+
+def check_labels(value: Any) -> list[str]:
     if not isinstance(value, list):
         raise ApiError(422, "labels must be a list of strings")
     if len(value) > MAX_LABELS:
@@ -67,7 +81,7 @@ def _labels(value: Any) -> list[str]:
     return labels
 
 
-def _guide(value: Any) -> str | None:
+def check_guide(value: Any) -> str | None:
     if value is None:
         return None
     guide = _text(value, "guide", max_chars=10**6)
@@ -77,33 +91,49 @@ def _guide(value: Any) -> str | None:
     return guide
 
 
-def _always_load(kind: catalog.MemoryKind, value: Any) -> list:
-    if not kind.always_load and value != []:
-        raise ApiError(422, f"always_load does not apply to a {kind.kind} memory")
+def check_always_load(value: Any) -> list:
+    """A list of paths; whether it applies and what a path is are the kind's (on create)."""
     if not isinstance(value, list):
         raise ApiError(422, "always_load must be a list of paths")
     if len(value) > MAX_ALWAYS_LOAD:
         raise ApiError(422, f"always_load names at most {MAX_ALWAYS_LOAD} paths")
-    if kind.clean_always_load is not None:
-        return kind.clean_always_load(value)
     return value
 
 
-def _common_fields(kind: catalog.MemoryKind, data: dict) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    if "name" in data:
-        fields["name"] = validate_name(data["name"])
-    if "description" in data:
-        fields["description"] = _text(
-            data["description"], "description", max_chars=MAX_DESCRIPTION_CHARS
-        )
-    if "labels" in data:
-        fields["labels"] = _labels(data["labels"])
-    if "guide" in data:
-        fields["guide"] = _guide(data["guide"])
-    if "always_load" in data:
-        fields["always_load"] = _always_load(kind, data["always_load"])
-    return fields
+def check_unchanging(fields: Iterable[str]) -> None:
+    """422 for fields of a memory that never change after create."""
+    fixed = sorted(set(fields) & set(FIXED_FIELDS))
+    if fixed:
+        raise ApiError(422, f"{', '.join(fixed)} never change")
+
+
+TYPE = Rule(check_type, {"type": "string", "enum": list(MEMORY_TYPES)}, component="MemoryType")
+KIND = Rule(check_kind, {"type": "string", "enum": Memory.Kind.values})
+DESCRIPTION = Rule(check_description, {"type": "string", "maxLength": MAX_DESCRIPTION_CHARS})
+LABELS = Rule(
+    check_labels,
+    {
+        "type": "array",
+        "items": {"type": "string", "minLength": 1, "maxLength": MAX_LABEL_CHARS},
+        "maxItems": MAX_LABELS,
+    },
+)
+GUIDE = Rule(check_guide, {"type": "string"})  # null is a value: the inherited guide
+ALWAYS_LOAD = Rule(
+    check_always_load,
+    {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": MAX_ALWAYS_LOAD},
+)
+# Each label of ``?label=``, repeated to require several.
+LABEL_FILTER = Rule(list, {"type": "array", "items": {"type": "string"}})
+
+
+def _kind_always_load(kind: catalog.MemoryKind, paths: list) -> list:
+    """What only the kind says of always_load: whether it applies, and its paths' rules."""
+    if not kind.always_load and paths != []:
+        raise ApiError(422, f"always_load does not apply to a {kind.kind} memory")
+    if kind.clean_always_load is not None:
+        return kind.clean_always_load(paths)
+    return paths
 
 
 def _kind_of_memory(memory: Memory) -> catalog.MemoryKind:
@@ -137,22 +167,42 @@ def stats_for(memories: Iterable[Memory]) -> dict[str, dict]:
     return stats
 
 
-def create_memory(principal: Principal, data: dict) -> Memory:
+def create(
+    principal: Principal,
+    *,
+    name: str,
+    type: str = DEFAULT_TYPE,
+    description: str = "",
+    labels: Sequence[str] = (),
+    guide: str | None = None,
+    always_load: list[str] | None = None,
+    **kind_fields: Any,
+) -> Memory:
+    """A new memory of checked fields, of the kind its type names.
+
+    ``kind_fields`` are the given fields only some kind takes (a record memory's
+    ``provider_id`` and ``namespace``): another kind refuses them, and the kind checks them
+    (``prepare_create``), as it checks ``always_load``.
+    """
     principal.require(Permission.WRITE)
-    memory_type = data.get("type", DEFAULT_TYPE)
-    kind = catalog.kind_for_type(memory_type)
-    foreign = sorted(set(data) - COMMON_CREATE_FIELDS - kind.create_fields)
+    kind = catalog.kind_for_type(type)
+    foreign = sorted(set(kind_fields) - kind.create_fields)
     if foreign:
         raise ApiError(422, f"a {kind.kind} memory does not take: {', '.join(foreign)}")
-    if "name" not in data:
-        raise ApiError(422, "missing fields: name")
-    fields = _common_fields(kind, data)
+    fields: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "labels": list(labels),
+        "guide": guide,
+    }
+    if always_load is not None:
+        fields["always_load"] = _kind_always_load(kind, always_load)
     with transaction.atomic():
-        fields.update(kind.prepare_create(principal, data))
+        fields.update(kind.prepare_create(principal, {"type": type, **kind_fields}))
         try:
             with transaction.atomic():
                 memory = Memory.objects.create(
-                    workspace=principal.workspace, kind=kind.kind, type=memory_type, **fields
+                    workspace=principal.workspace, kind=kind.kind, type=type, **fields
                 )
         except IntegrityError:
             raise ApiError(
@@ -169,39 +219,32 @@ def get_memory(principal: Principal, memory_id: str) -> Memory:
     return get_in_workspace(Memory.objects.all(), principal, memory_id, "memory")
 
 
-def list_memories(
-    principal: Principal,
-    *,
-    labels: list[str] = (),
-    kind: str | None = None,
-    memory_type: str | None = None,
-) -> QuerySet[Memory]:
+def list_memories(principal: Principal) -> QuerySet[Memory]:
+    """The workspace's memories, newest first (``memoryhub.api.filters`` narrows them)."""
     principal.require(Permission.READ)
     qs = Memory.objects.filter(workspace_id=principal.workspace_id)
-    if kind is not None:
-        known = sorted(k.kind for k in catalog.kinds())
-        if kind not in known:
-            raise ApiError(422, f"kind must be one of: {', '.join(known)}")
-        qs = qs.filter(kind=kind)
-    if memory_type is not None:
-        catalog.kind_for_type(memory_type)
-        qs = qs.filter(type=memory_type)
-    for label in labels:
-        qs = qs.filter(labels__contains=[label])
     return qs.order_by("-created_at", "id")
 
 
-def update_memory(principal: Principal, memory_id: str, data: dict, if_match: str) -> Memory:
+class MemoryChanges(TypedDict, total=False):
+    name: str
+    description: str
+    labels: list[str]
+    guide: str | None
+    always_load: list[str]
+
+
+def update(
+    principal: Principal, memory_id: str, if_match: str, **changes: Unpack[MemoryChanges]
+) -> Memory:
+    """Change the given checked fields (compare-and-set on ``if_match``); ``always_load``
+    must apply to the memory's kind and follow its rules."""
     principal.require(Permission.WRITE)
-    fixed = sorted(set(data) & FIXED_FIELDS)
-    if fixed:
-        raise ApiError(422, f"{', '.join(fixed)} never change")
-    unknown = sorted(set(data) - PATCH_FIELDS)
-    if unknown:
-        raise ApiError(422, f"unknown fields: {', '.join(unknown)}")
     with transaction.atomic():
         memory = get_in_workspace(Memory.objects.all(), principal, memory_id, "memory", lock=True)
-        changes = _common_fields(_kind_of_memory(memory), data)
+        if "always_load" in changes:
+            kind = _kind_of_memory(memory)
+            changes["always_load"] = _kind_always_load(kind, changes["always_load"])
         bump_version(memory, if_match, **changes)
         audit.record(principal, "memory.update", "memory", memory.id, fields=sorted(changes))
     return memory
@@ -218,3 +261,22 @@ def delete_memory(principal: Principal, memory_id: str, if_match: str) -> None:
             deleter(principal, memory)
         audit.record(principal, "memory.delete", "memory", memory.id, kind=memory.kind)
         memory.delete()
+
+
+# --- unchecked fields (the admin's forms, fixtures, scripts) ---------------------------------
+# The same serializers as the REST bodies check them; the serializers import this module's
+# rules, hence the imports at call time.
+
+
+def create_memory(principal: Principal, data: Any) -> Memory:
+    """:func:`create` from fields checked as ``POST /api/v1/memories`` checks its body."""
+    from memoryhub.api.serializers import MemoryCreate
+
+    return create(principal, **parse(MemoryCreate, data))
+
+
+def update_memory(principal: Principal, memory_id: str, data: Any, if_match: str) -> Memory:
+    """:func:`update` from fields checked as ``PATCH /api/v1/memories/{id}`` checks its body."""
+    from memoryhub.api.serializers import MemoryChange
+
+    return update(principal, memory_id, if_match, **parse(MemoryChange, data))

@@ -1,9 +1,15 @@
 """Memory mounts: which memories a thread's later runs see, under which names.
 
 Every change locks the thread row, so the mount limit holds under concurrent requests.
+The rules of a mount's fields are the kernel's (``memoryhub.services.agents``); that a
+mount's memory is one of the workspace's, and each name and memory once per thread (409),
+stay here.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
 
 from django.db import IntegrityError, transaction
 
@@ -13,16 +19,14 @@ from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Permission, Run, Thread
 from memoryhub.principals import Principal
 from memoryhub.reasons import Code, Reason
-from memoryhub.services.agents import (
-    normalize_mounts,
-    validate_access,
-    validate_mount,
-    validate_recall,
-)
+from memoryhub.rules import Rule
+from memoryhub.services.agents import MOUNTS_SCHEMA, check_mounts, listed, require_memories
 from memoryhub.services.common import bump_version, get_in_workspace
 from threads.models import RunMount, ThreadMount
 
 MOUNTS = ThreadMount.objects.select_related("memory")
+# A new thread's or fork's ``memories``: a repeated name or memory is 409 (add_mounts).
+THREAD_MOUNTS = Rule(partial(check_mounts, field="memories", unique=False), MOUNTS_SCHEMA)
 
 
 def mount_json(mount: ThreadMount | RunMount) -> dict:
@@ -84,11 +88,22 @@ def list_thread_mounts(principal: Principal, thread_id: str) -> tuple[Thread, li
     return thread, thread_mounts(thread)
 
 
-def mount(principal: Principal, thread_id: str, data: dict, if_match: str) -> Thread:
+def mount(
+    principal: Principal,
+    thread_id: str,
+    if_match: str,
+    *,
+    name: str,
+    memory_id: str,
+    access: str = "read",
+    recall: bool = True,
+) -> Thread:
+    """Mount a memory of the workspace (checked fields) on a thread that is not archived."""
+    new = {"name": name, "memory_id": memory_id, "access": access, "recall": recall}
     with transaction.atomic():
         thread = _writable_thread(principal, thread_id)
         bump_version(thread, if_match)
-        new = validate_mount(principal, data, "mount")
+        require_memories(principal, {"mount": memory_id})
         add_mounts(thread, [new])
         audit.record(
             principal,
@@ -109,13 +124,15 @@ def _get_mount(thread: Thread, name: str) -> ThreadMount:
 
 
 def change_mount(
-    principal: Principal, thread_id: str, name: str, data: dict, if_match: str
+    principal: Principal,
+    thread_id: str,
+    name: str,
+    if_match: str,
+    *,
+    access: str | None = None,
+    recall: bool | None = None,
 ) -> Thread:
-    access, recall = data.get("access"), data.get("recall")
-    if access is not None:
-        validate_access(access)
-    if recall is not None:
-        validate_recall(recall)
+    """Change a mount's access or recall (None: unchanged)."""
     with transaction.atomic():
         thread = _writable_thread(principal, thread_id)
         found = _get_mount(thread, name)
@@ -137,10 +154,10 @@ def unmount(principal: Principal, thread_id: str, name: str, if_match: str) -> T
     return thread
 
 
-def initial_mounts(principal: Principal, thread: Thread, value: object) -> None:
-    """The ``memories`` of a new thread or fork."""
-    if value is not None:
-        add_mounts(thread, normalize_mounts(principal, value, "memories", unique=False))
+def initial_mounts(principal: Principal, thread: Thread, memories: Sequence[dict]) -> None:
+    """The checked ``memories`` of a new thread or fork (:data:`THREAD_MOUNTS`)."""
+    require_memories(principal, listed("memories", memories))
+    add_mounts(thread, list(memories))
 
 
 def copy_mounts(source: list[ThreadMount] | list[RunMount], thread: Thread) -> None:

@@ -1,8 +1,14 @@
-"""Runs: accepting one on a thread (it gets a run token), and ending it."""
+"""Runs: accepting one on a thread (it gets a run token), and ending it.
+
+The rules of a run's fields are declared here (:class:`~memoryhub.rules.Rule`); what they
+cannot state (``parent_run_id`` names a run of the workspace, ``inline`` needs one) stays in
+:func:`accept_run`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 from django.db import transaction
 from django.utils import timezone
@@ -14,6 +20,7 @@ from memoryhub.ids import hash_secret, new_secret
 from memoryhub.models import Permission, Run, Thread
 from memoryhub.principals import Principal
 from memoryhub.reasons import Reason
+from memoryhub.rules import Rule
 from memoryhub.services.common import get_in_workspace
 from threads.models import RunMount
 from threads.services import mounts
@@ -33,11 +40,33 @@ class AcceptedRun:
     tools: list = field(default_factory=list)
 
 
-def _parent(principal: Principal, parent_run_id: object) -> Run | None:
+def validate_flag(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise ApiError(422, f"{name} must be true or false")
+    return value
+
+
+def check_parent_run_id(value: object) -> str:
+    if not isinstance(value, str):
+        raise ApiError(422, "parent_run_id must be a run id")
+    return value
+
+
+def check_input(value: object) -> object:
+    """Any JSON: the request parser has refused what JSON (and jsonb) cannot hold."""
+    return value
+
+
+EVAL = Rule(partial(validate_flag, name="eval"), {"type": "boolean"})
+HISTORY_COMPACTED = Rule(partial(validate_flag, name="history_compacted"), {"type": "boolean"})
+INLINE = Rule(partial(validate_flag, name="inline"), {"type": "boolean"})
+PARENT_RUN_ID = Rule(check_parent_run_id, {"type": "string", "minLength": 1}, nullable=True)
+INPUT = Rule(check_input, {})
+
+
+def _parent(principal: Principal, parent_run_id: str | None) -> Run | None:
     if parent_run_id is None:
         return None
-    if not isinstance(parent_run_id, str):
-        raise ApiError(422, "parent_run_id must be a run id")
     parent = RUNS.filter(workspace_id=principal.workspace_id, pk=parent_run_id).first()
     if parent is None:
         raise ApiError(422, "parent_run_id names no run of this workspace")
@@ -49,19 +78,13 @@ def accept_run(
     thread_id: str,
     *,
     input: object = None,
-    parent_run_id: object = None,
+    parent_run_id: str | None = None,
     eval: bool = False,
     history_compacted: bool = False,
     inline: bool = False,
 ) -> AcceptedRun:
+    """Accept a run of checked fields on a thread that is not archived."""
     principal.require(Permission.RUN)
-    for name, value in (
-        ("eval", eval),
-        ("history_compacted", history_compacted),
-        ("inline", inline),
-    ):
-        if not isinstance(value, bool):
-            raise ApiError(422, f"{name} must be true or false")
     with transaction.atomic():
         thread = get_thread(principal, thread_id, lock=True)
         if thread.status == Thread.Status.ARCHIVED:

@@ -1,6 +1,12 @@
-"""Threads: conversations of one agent with one end user (or none)."""
+"""Threads: conversations of one agent with one end user (or none).
+
+The rules of a thread's own fields are declared here (:class:`~memoryhub.rules.Rule`); that
+``agent_id`` names an agent of the workspace needs the database and stays in the service.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from django.db import transaction
 
@@ -9,6 +15,7 @@ from memoryhub.errors import ApiError
 from memoryhub.etags import check_if_match
 from memoryhub.models import Agent, Permission, Thread
 from memoryhub.principals import Principal
+from memoryhub.rules import Rule
 from memoryhub.services.common import bump_version, get_in_workspace
 from memoryhub.services.end_users import get_or_create_end_user
 from threads.services import mounts
@@ -16,12 +23,32 @@ from threads.services import mounts
 THREADS = Thread.objects.select_related("agent", "end_user")
 
 
-def create_thread(
-    principal: Principal, agent_id: object, end_user: object = None, memories: object = None
-) -> Thread:
-    principal.require(Permission.RUN)
-    if not isinstance(agent_id, str):
+def check_agent_id(value: object) -> str:
+    if not isinstance(value, str):
         raise ApiError(422, "agent_id is required")
+    return value
+
+
+def check_status(value: object) -> str:
+    if value not in Thread.Status.values:
+        raise ApiError(422, f"status must be one of: {', '.join(Thread.Status.values)}")
+    return value
+
+
+AGENT_ID = Rule(check_agent_id, {"type": "string", "minLength": 1})
+STATUS = Rule(check_status, {"type": "string", "enum": Thread.Status.values})
+
+
+def create_thread(
+    principal: Principal,
+    agent_id: str,
+    *,
+    end_user: str | None = None,
+    memories: Sequence[dict] = (),
+) -> Thread:
+    """A new thread of an agent of the workspace, for a checked end-user id (or none), with
+    checked initial mounts (their memories must be the workspace's)."""
+    principal.require(Permission.RUN)
     with transaction.atomic():
         agent = Agent.objects.filter(workspace_id=principal.workspace_id, pk=agent_id).first()
         if agent is None:
@@ -38,28 +65,13 @@ def get_thread(principal: Principal, thread_id: str, *, lock: bool = False) -> T
     return get_in_workspace(THREADS, principal, thread_id, "thread", lock=lock)
 
 
-def list_threads(
-    principal: Principal,
-    *,
-    agent_id: str | None = None,
-    end_user: str | None = None,
-    status: str | None = None,
-):
-    """The workspace's threads, newest first, filtered by agent, end user and status."""
+def list_threads(principal: Principal):
+    """The workspace's threads, newest first (``threads.filters`` narrows them)."""
     principal.require(Permission.READ)
-    qs = THREADS.filter(workspace_id=principal.workspace_id)
-    if status is not None:
-        if status not in Thread.Status.values:
-            raise ApiError(422, f"status must be one of: {', '.join(Thread.Status.values)}")
-        qs = qs.filter(status=status)
-    if agent_id is not None:
-        qs = qs.filter(agent_id=agent_id)
-    if end_user is not None:
-        qs = qs.filter(end_user__external_id=end_user)
-    return qs.order_by("-created_at", "id")
+    return THREADS.filter(workspace_id=principal.workspace_id).order_by("-created_at", "id")
 
 
-def fork_thread(principal: Principal, thread_id: str, memories: object = None) -> Thread:
+def fork_thread(principal: Principal, thread_id: str, *, memories: Sequence[dict] = ()) -> Thread:
     """A new thread of the same agent and end user, with the origin's mounts (+ ``memories``)."""
     principal.require(Permission.RUN)
     with transaction.atomic():
