@@ -23,7 +23,7 @@ from memoryhub.api.base import ApiView, if_match, paginated
 from memoryhub.conf import setting
 from memoryhub.filters import filter_rows, parameters
 from memoryhub.permissions import CanRun, ReadOrRun, ReadOrWrite
-from memoryhub.rules import parse
+from memoryhub.rules import NoBody, parse
 from memoryhub.schema import ETAG, PAGE_PARAMETERS, errors, page_of
 
 BAD_PATH = "The file path is not a clean relative path (see file_path)."
@@ -168,7 +168,7 @@ class RevisionRestoreView(ApiView):
         responses={200: doc.MemoryFileSerializer},
     )
     def post(self, request: Request, memory_id: str, revision_id: str) -> Response:
-        parse(doc.FileRestoreSerializer, request.data)
+        parse(NoBody, request.data)
         file = revisions.restore_revision(
             Actor(self.principal),
             memory_id,

@@ -29,10 +29,6 @@ class MemoryFileWriteSerializer(RequestSerializer):
     )
 
 
-class FileRestoreSerializer(RequestSerializer):
-    """The body of POST …/restore, if any: an empty object (documented as no body)."""
-
-
 class FileHistoryPurgeQuerySerializer(QuerySerializer):
     """The query of DELETE …/revisions."""
 

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from drf_spectacular.drainage import set_override
 from rest_framework import serializers
-from rest_framework.fields import SkipField, empty
+from rest_framework.fields import empty
 
 from memoryhub.errors import ApiError
 
@@ -87,6 +87,11 @@ class RequestSerializer(serializers.Serializer):
     # Keys an object may carry beyond its fields, read past (an OpenAI tool call's extras).
     accepts_unknown_fields = False
 
+    def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
+        if data is None:  # a JSON null body: no object, like any other non-object
+            raise ApiError(422, self.not_an_object())
+        return super().validate_empty_values(data)
+
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if not isinstance(data, Mapping):
             raise ApiError(422, self.not_an_object())
@@ -105,6 +110,10 @@ class RequestSerializer(serializers.Serializer):
         return f"{self.field_name} must be a JSON object"
 
 
+class NoBody(RequestSerializer):
+    """No body, or an empty object: any field is unknown (422)."""
+
+
 class QuerySerializer(RequestSerializer):
     """Query parameters: one value each (the last), unknown parameters left alone."""
 
@@ -121,6 +130,3 @@ def parse(serializer_class: type[RequestSerializer], data: Any, **context: Any) 
     serializer = serializer_class(data=data, context=context)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
-
-
-__all__ = ["QuerySerializer", "RequestSerializer", "Rule", "RuleField", "SkipField", "parse"]

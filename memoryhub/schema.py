@@ -10,11 +10,13 @@ parameters, a body, If-Match); a view states the rest with :func:`errors` (409, 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from drf_spectacular.plumbing import get_doc
 from drf_spectacular.utils import OpenApiParameter, extend_schema_field, inline_serializer
 from rest_framework import serializers
 
@@ -138,7 +140,23 @@ def _permission_may_refuse(permission_class: type, method: str) -> bool:
     return getattr(permission_class, "needed", None) not in (None, "read")
 
 
+def lib_doc_excludes() -> list[type]:
+    """Base classes whose docstrings say what the base is, not what a body holds."""
+    from drf_spectacular.plumbing import get_lib_doc_excludes
+
+    from memoryhub import rules
+
+    return [*get_lib_doc_excludes(), rules.RequestSerializer, rules.QuerySerializer]
+
+
 class AutoSchema(SpectacularAutoSchema):
+    def get_description(self) -> str:
+        # The view's own docstring or its method's, never one inherited from a base view
+        # (which tells how the base authenticates, not what the operation does).
+        method = getattr(self.view, self.method.lower(), None)
+        own = self.view.__class__.__dict__.get("__doc__") or ""
+        return get_doc(method) or (inspect.cleandoc(own) if own else "")
+
     def get_operation_id(self) -> str:
         # Plain APIViews are all "retrieve"; a GET on a collection lists.
         operation_id = super().get_operation_id()
@@ -222,7 +240,7 @@ def named_enum(name: str, choices) -> type[serializers.ChoiceField]:
     return NamedEnum
 
 
-# --- shared by every app's openapi.py --------------------------------------------------------
+# --- shared by every app's serializers.py --------------------------------------------------------
 
 # The "type" of an OpenAI function tool (definitions and calls): one component for both.
 FunctionToolType = named_enum("FunctionToolType", ["function"])

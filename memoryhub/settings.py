@@ -200,6 +200,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "GET_LIB_DOC_EXCLUDES": "memoryhub.schema.lib_doc_excludes",
 }
 
 # --- memoryhub ---------------------------------------------------------------

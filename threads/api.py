@@ -12,7 +12,7 @@ from memoryhub.api.serializers import NewMemoryMount
 from memoryhub.etags import etag_for
 from memoryhub.filters import filter_rows, parameters
 from memoryhub.permissions import CanRead, CanRun, ReadOrRun
-from memoryhub.rules import parse
+from memoryhub.rules import NoBody, parse
 from memoryhub.schema import ETAG, IF_MATCH, PAGE_PARAMETERS, errors, page_of
 from threads import serializers as s
 from threads.filters import ThreadFilter
@@ -95,7 +95,7 @@ class ThreadArchiveView(ApiView):
         responses={200: s.Thread},
     )
     def post(self, request: Request, thread_id: str) -> Response:
-        parse(s.NoBody, request.data)
+        parse(NoBody, request.data)
         thread = threads.archive_thread(
             self.principal, thread_id, request.META.get("HTTP_IF_MATCH")
         )
@@ -147,7 +147,7 @@ class RunEndView(RunOrKeyView):
     @errors({403: "An API key without the run permission (a run may end itself)."})
     @extend_schema(summary="End a run", request=None, responses={200: s.Run})
     def post(self, request: Request, run_id: str) -> Response:
-        parse(s.NoBody, request.data)
+        parse(NoBody, request.data)
         return Response(run_json(runs.end_run(self.principal, run_id)))
 
 

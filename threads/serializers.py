@@ -24,10 +24,6 @@ ThreadStatus = named_enum("ThreadStatus", models.Thread.Status.values)
 RunStatus = named_enum("RunStatus", models.Run.Status.values)
 
 
-class NoBody(RequestSerializer):
-    """No body, or an empty object: any field is unknown (422)."""
-
-
 # --- threads ---------------------------------------------------------------------------------
 
 
