@@ -12,7 +12,9 @@ from django.http import HttpRequest
 from memoryhub import audit
 from memoryhub.admin import ServiceAdmin, adopt, changed_fields, confirmation_notes
 from memoryhub.models import Memory, MemoryProvider
+from memoryhub.rules import parse
 from records.models import PurgeAttempt, PurgeJob
+from records.serializers import MemoryProviderChangeSerializer
 from records.services import providers, purges
 
 
@@ -48,7 +50,9 @@ class MemoryProviderAdmin(ServiceAdmin):
 
     def save_model(self, request, obj, form, change) -> None:
         if data := changed_fields(form, self.optional_fields):
-            adopt(obj, providers.update_provider(self.principal(request, obj), obj.pk, data, "*"))
+            changes = parse(MemoryProviderChangeSerializer, data)  # the API's rules
+            principal = self.principal(request, obj)
+            adopt(obj, providers.update_provider(principal, obj.pk, "*", **changes))
 
     def service_delete(self, request, obj) -> None:
         providers.delete_provider(self.principal(request, obj), obj.pk, "*")

@@ -5,21 +5,18 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.utils.urls import remove_query_param, replace_query_param
 
-from memoryhub.api.base import ApiView, body, if_match, paginated, with_etag
-from memoryhub.api.pagination import int_param
+from memoryhub.api.base import ApiView, if_match, paginated, with_etag
 from memoryhub.api.representations import iso
 from memoryhub.etags import etag_for
 from memoryhub.models import MemoryProvider
 from memoryhub.permissions import CanRead, ReadOrRun, ReadOrWrite
+from memoryhub.rules import parse
 from memoryhub.schema import ETAG, IF_MATCH, PAGE_PARAMETERS, errors, page_of
-from records import openapi as doc
-from records.backends import Page
+from records import serializers
+from records.backends import DEFAULT_BASE_URL
+from records.filters import RECORD_PAGE_PARAMETERS, RecordPagination
 from records.services import providers, records
-
-PROVIDER_FIELDS = {"type", "name", "config", "credential", "enabled"}
-PROVIDER_PATCH_FIELDS = PROVIDER_FIELDS - {"type"}
 
 UNAVAILABLE = {
     503: "The backend did not answer, or refused the provider's key (provider_auth): "
@@ -32,6 +29,13 @@ WRITE_CONFLICT = {
     "dropped an exact repeat (already_exists, duplicate_record)."
 }
 UNCONFIRMED = {409: "The backend did not confirm the write (write_unconfirmed; never retried)."}
+# The rules across a provider's type and its config and credential (providers.config_for,
+# providers.credential_for), which no field of the body can state.
+TYPE_RULES = (
+    "With the provider's type: config.base_url is required for mem0_oss (mem0_platform "
+    f"defaults it to {DEFAULT_BASE_URL}); credential.api_key is required for mem0_platform, "
+    "and credential.admin_api_key is mem0_oss's only."
+)
 
 
 def provider_json(provider: MemoryProvider) -> dict:
@@ -56,7 +60,7 @@ class ProviderListView(ApiView):
         summary="List the workspace's memory providers",
         operation_id="api_v1_memory_providers_list",
         parameters=PAGE_PARAMETERS,
-        responses={200: page_of("MemoryProviderPage", doc.MemoryProviderSerializer)},
+        responses={200: page_of("MemoryProviderPage", serializers.MemoryProviderSerializer)},
     )
     def get(self, request: Request) -> Response:
         rows = providers.list_providers(self.principal)
@@ -64,13 +68,14 @@ class ProviderListView(ApiView):
 
     @extend_schema(
         summary="Add a memory provider",
+        description=TYPE_RULES,
         parameters=[ETAG],
-        request=doc.MemoryProviderCreateSerializer,
-        responses={201: doc.MemoryProviderSerializer},
+        request=serializers.MemoryProviderCreateSerializer,
+        responses={201: serializers.MemoryProviderSerializer},
     )
     def post(self, request: Request) -> Response:
-        data = body(request, PROVIDER_FIELDS, required={"type", "name"})
-        provider = providers.create_provider(self.principal, data)
+        values = parse(serializers.MemoryProviderCreateSerializer, request.data)
+        provider = providers.add_provider(self.principal, **values)
         return with_etag(provider_json(provider), provider.version, status=201)
 
 
@@ -80,7 +85,7 @@ class ProviderDetailView(ApiView):
     @extend_schema(
         summary="Get a memory provider",
         parameters=[ETAG],
-        responses={200: doc.MemoryProviderSerializer},
+        responses={200: serializers.MemoryProviderSerializer},
     )
     def get(self, request: Request, provider_id: str) -> Response:
         provider = providers.get_provider(self.principal, provider_id)
@@ -94,13 +99,17 @@ class ProviderDetailView(ApiView):
     )
     @extend_schema(
         summary="Change a memory provider (If-Match)",
+        description=TYPE_RULES + " A new base_url may not move the provider's namespaces "
+        "onto a backend where they are taken or being purged.",
         parameters=[IF_MATCH, ETAG],
-        request=doc.MemoryProviderChangeSerializer,
-        responses={200: doc.MemoryProviderSerializer},
+        request=serializers.MemoryProviderChangeSerializer,
+        responses={200: serializers.MemoryProviderSerializer},
     )
     def patch(self, request: Request, provider_id: str) -> Response:
-        data = body(request, PROVIDER_PATCH_FIELDS)
-        provider = providers.update_provider(self.principal, provider_id, data, if_match(request))
+        changes = parse(serializers.MemoryProviderChangeSerializer, request.data)
+        provider = providers.update_provider(
+            self.principal, provider_id, if_match(request), **changes
+        )
         return with_etag(provider_json(provider), provider.version)
 
     @errors(
@@ -126,33 +135,11 @@ class ProviderTestView(ApiView):
     @extend_schema(
         summary="Test a memory provider's address and key",
         request=None,
-        responses={200: doc.MemoryProviderTestSerializer},
+        responses={200: serializers.MemoryProviderTestSerializer},
     )
     def post(self, request: Request, provider_id: str) -> Response:
-        body(request, set())
+        parse(serializers.MemoryProviderTestRequestSerializer, request.data)
         return Response(providers.test_provider(self.principal, provider_id))
-
-
-def _page_json(request: Request, page: Page, limit: int, offset: int) -> dict:
-    url = request.build_absolute_uri()
-    next_url = previous_url = None
-    if offset + limit < page.count:
-        next_url = replace_query_param(
-            replace_query_param(url, "limit", limit), "offset", offset + limit
-        )
-    if offset > 0:
-        previous_url = replace_query_param(url, "limit", limit)
-        previous_url = (
-            remove_query_param(previous_url, "offset")
-            if offset - limit <= 0
-            else replace_query_param(previous_url, "offset", offset - limit)
-        )
-    return {
-        "count": page.count,
-        "next": next_url,
-        "previous": previous_url,
-        "results": [r.as_json() for r in page.records],
-    }
 
 
 class RecordListView(ApiView):
@@ -162,24 +149,24 @@ class RecordListView(ApiView):
     @extend_schema(
         summary="List a record memory's records (?limit=&offset=)",
         operation_id="api_v1_memories_records_list",
-        parameters=[doc.RECORD_LIMIT, doc.RECORD_OFFSET],
-        responses={200: doc.MemoryRecordPageSerializer},
+        parameters=RECORD_PAGE_PARAMETERS,
+        responses={200: serializers.MemoryRecordPageSerializer},
     )
     def get(self, request: Request, memory_id: str) -> Response:
-        limit = int_param(request, "limit", records.DEFAULT_LIST_LIMIT, 1, records.MAX_LIST_LIMIT)
-        offset = int_param(request, "offset", 0, 0, records.MAX_LIST_OFFSET)
+        paginator = RecordPagination()
+        limit, offset = paginator.window(request)
         page = records.list_records(self.principal, memory_id, limit=limit, offset=offset)
-        return Response(_page_json(request, page, limit, offset))
+        return paginator.page(page.count, [r.as_json() for r in page.records])
 
     @errors(UNAVAILABLE, WRITE_CONFLICT, {422: DISABLED_OR_INVALID})
     @extend_schema(
         summary="Add a record",
-        request=doc.MemoryRecordWriteSerializer,
-        responses={201: doc.MemoryRecordSerializer},
+        request=serializers.MemoryRecordWriteSerializer,
+        responses={201: serializers.MemoryRecordSerializer},
     )
     def post(self, request: Request, memory_id: str) -> Response:
-        data = body(request, {"text", "metadata"}, required={"text"})
-        record = records.add_record(self.principal, memory_id, data["text"], data.get("metadata"))
+        values = parse(serializers.MemoryRecordWriteSerializer, request.data)
+        record = records.add_record(self.principal, memory_id, **values)
         return Response(record.as_json(), status=201)
 
 
@@ -190,12 +177,12 @@ class RecordSearchView(ApiView):
     @errors(UNAVAILABLE, {422: DISABLED_OR_INVALID})
     @extend_schema(
         summary="Search a record memory",
-        request=doc.MemoryRecordSearchSerializer,
-        responses={200: doc.MemoryRecordSearchResultSerializer},
+        request=serializers.MemoryRecordSearchSerializer,
+        responses={200: serializers.MemoryRecordSearchResultSerializer},
     )
     def post(self, request: Request, memory_id: str) -> Response:
-        data = body(request, {"query", "k"}, required={"query"})
-        found = records.search_records(self.principal, memory_id, data["query"], data.get("k"))
+        values = parse(serializers.MemoryRecordSearchSerializer, request.data)
+        found = records.search_records(self.principal, memory_id, **values)
         return Response({"results": [r.as_json() for r in found]})
 
 
@@ -205,8 +192,8 @@ class RecordDetailView(ApiView):
     @errors(UNAVAILABLE, {422: DISABLED})
     @extend_schema(
         summary="Get a record",
-        parameters=[doc.RECORD_ID],
-        responses={200: doc.MemoryRecordSerializer},
+        parameters=[serializers.RECORD_ID],
+        responses={200: serializers.MemoryRecordSerializer},
     )
     def get(self, request: Request, memory_id: str, record_id: str) -> Response:
         record = records.get_record(self.principal, memory_id, record_id)
@@ -216,17 +203,19 @@ class RecordDetailView(ApiView):
     @extend_schema(
         summary="Change a record (last write wins)",
         description="Give text, metadata or both.",
-        parameters=[doc.RECORD_ID],
-        request=doc.MemoryRecordChangeSerializer,
-        responses={200: doc.MemoryRecordSerializer},
+        parameters=[serializers.RECORD_ID],
+        request=serializers.MemoryRecordChangeSerializer,
+        responses={200: serializers.MemoryRecordSerializer},
     )
     def patch(self, request: Request, memory_id: str, record_id: str) -> Response:
-        data = body(request, {"text", "metadata"})
-        record = records.update_record(self.principal, memory_id, record_id, data)
+        changes = parse(serializers.MemoryRecordChangeSerializer, request.data)
+        record = records.update_record(self.principal, memory_id, record_id, **changes)
         return Response(record.as_json())
 
     @errors(UNAVAILABLE, UNCONFIRMED, {422: DISABLED})
-    @extend_schema(summary="Delete a record", parameters=[doc.RECORD_ID], responses={204: None})
+    @extend_schema(
+        summary="Delete a record", parameters=[serializers.RECORD_ID], responses={204: None}
+    )
     def delete(self, request: Request, memory_id: str, record_id: str) -> Response:
         records.delete_record(self.principal, memory_id, record_id)
         return Response(status=204)

@@ -149,21 +149,29 @@ def _dump(value: Any) -> str:
 
 def _run(principal: Principal, memory: Memory, key: str, args: dict, details: dict) -> str:
     if key == "record_search":
-        found = records.search_records(principal, memory, args["query"], args.get("k"))
+        found = records.search_records(
+            principal, memory, query=records.QUERY(args["query"]), k=records.K(args.get("k"))
+        )
         return _dump({"results": [r.as_json() for r in found]})
     if key == "record_list":
-        page = records.list_records(
-            principal, memory, limit=args.get("limit"), offset=args.get("offset")
+        limit, offset = (
+            records.LIST_LIMIT(args.get("limit")),
+            records.LIST_OFFSET(args.get("offset")),
         )
+        page = records.list_records(principal, memory, limit=limit, offset=offset)
         return _dump({"count": page.count, "results": [r.as_json() for r in page.records]})
     if key == "record_add":
-        record = records.add_record(
-            principal, memory, args["text"], args.get("metadata"), details=details
-        )
+        text, metadata = records.TEXT(args["text"]), records.METADATA(args.get("metadata"))
+        record = records.add_record(principal, memory, text, metadata, details=details)
         return _dump(record.as_json())
     if key == "record_update":
-        change = {f: args[f] for f in ("text", "metadata") if f in args}
-        record = records.update_record(principal, memory, _record_id(args), change, details=details)
+        record_id = _record_id(args)
+        change = {
+            f: rule(args[f])
+            for f, rule in (("text", records.TEXT), ("metadata", records.METADATA))
+            if f in args
+        }
+        record = records.update_record(principal, memory, record_id, **change, details=details)
         return _dump(record.as_json())
     records.delete_record(principal, memory, _record_id(args), details=details)
     return _dump({"deleted": args["record_id"]})

@@ -7,7 +7,7 @@ import logging
 import posixpath
 import re
 import secrets
-from typing import Any
+from typing import Any, TypedDict, Unpack
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from django.db import transaction
@@ -18,7 +18,13 @@ from memoryhub.errors import ApiError
 from memoryhub.models import Memory, MemoryProvider, Permission
 from memoryhub.principals import Principal
 from memoryhub.reasons import Code, Reason
-from memoryhub.services.common import bump_version, get_in_workspace, validate_name
+from memoryhub.rules import Rule
+from memoryhub.services.common import (
+    NAME_MAX_CHARS,
+    bump_version,
+    get_in_workspace,
+    validate_name,
+)
 from records.backends import DEFAULT_BASE_URL, RecordBackend, make_backend
 from records.models import PurgeJob
 
@@ -30,6 +36,7 @@ CREDENTIAL_FIELDS = {
     "mem0_platform": {"api_key"},
     "mem0_oss": {"api_key", "admin_api_key"},
 }
+ALL_CREDENTIAL_FIELDS = set().union(*CREDENTIAL_FIELDS.values())
 MAX_TIMEOUT = 120.0
 MAX_BASE_URL_CHARS = 2000
 MAX_CREDENTIAL_CHARS = 1000
@@ -111,11 +118,28 @@ def providers_on_backend(key: str) -> list[str]:
     return [pid for pid, config in rows if backend_key(provider_type, config) == key]
 
 
-def _base_url(provider_type: str, value: Any) -> str:
-    if value is None and provider_type == "mem0_platform":
-        return DEFAULT_BASE_URL
-    if not isinstance(value, str) or not value.strip():
-        raise ApiError(422, f"config.base_url is required for {provider_type}")
+# --- the rules of a provider's fields ---------------------------------------------------
+# Each field's check and schema, declared once: the request serializers
+# (records/serializers.py) and the admin use them. What depends on the provider's type
+# (config_for, credential_for) is checked by the services.
+
+
+def validate_type(value: Any) -> str:
+    if not isinstance(value, str) or value not in TYPES:
+        raise ApiError(422, f"type must be one of: {', '.join(sorted(TYPES))}")
+    return value
+
+
+PROVIDER_TYPE = Rule(
+    validate_type,
+    {"type": "string", "enum": list(MemoryProvider.Type.values)},
+    component="MemoryProviderType",
+)
+PROVIDER_NAME = Rule(validate_name, {"type": "string", "minLength": 1, "maxLength": NAME_MAX_CHARS})
+
+
+def validate_base_url(value: str) -> str:
+    """A base_url given as a non-empty string: one a connection can reach, in one spelling."""
     url = value.strip().rstrip("/")
     if len(url) > MAX_BASE_URL_CHARS or any(c.isspace() for c in url):
         raise ApiError(422, "config.base_url must be a URL without spaces")
@@ -143,6 +167,17 @@ def _base_url(provider_type: str, value: Any) -> str:
     return url
 
 
+BASE_URL = Rule(
+    validate_base_url,
+    {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": MAX_BASE_URL_CHARS,
+        "description": "The backend's address: required for mem0_oss; mem0_platform defaults "
+        f"to {DEFAULT_BASE_URL}. Always present in answers.",
+    },
+)
+
 _PATH_SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")
 
 
@@ -152,19 +187,40 @@ def _plain_path(path: str) -> bool:
     return all(_PATH_SEGMENT.fullmatch(x) and x not in (".", "..") for x in segments)
 
 
-def _timeout(name: str, value: Any) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not 0 < value <= MAX_TIMEOUT
-    ):
-        raise ApiError(
-            422, f"config.{name} is a number of seconds, more than 0 and at most {MAX_TIMEOUT:g}"
-        )
-    return float(value)
+def _timeout(name: str) -> Rule:
+    def check(value: Any) -> float:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not 0 < value <= MAX_TIMEOUT
+        ):
+            raise ApiError(
+                422,
+                f"config.{name} is a number of seconds, more than 0 and at most {MAX_TIMEOUT:g}",
+            )
+        return float(value)
+
+    schema = {
+        "type": "number",
+        "format": "double",
+        "minimum": 0,
+        "exclusiveMinimum": True,
+        "maximum": MAX_TIMEOUT,
+        "description": f"Seconds, more than 0 and at most {MAX_TIMEOUT:g}.",
+    }
+    return Rule(check, schema)
 
 
-def validate_config(provider_type: str, value: Any) -> dict:
+CONNECT_TIMEOUT = _timeout("connect_timeout")
+READ_TIMEOUT = _timeout("read_timeout")
+
+
+def validate_config(value: Any) -> dict:
+    """A config's fields, each checked; null is ``{}``.
+
+    Whether base_url may be left out is the type's rule (:func:`config_for`): a base_url
+    that is no non-empty string is left as given, for it to refuse.
+    """
     if value is None:
         value = {}
     if not isinstance(value, dict):
@@ -172,22 +228,53 @@ def validate_config(provider_type: str, value: Any) -> dict:
     unknown = sorted(set(value) - CONFIG_FIELDS)
     if unknown:
         raise ApiError(422, f"config: unknown fields {', '.join(unknown)}")
-    config = {"base_url": _base_url(provider_type, value.get("base_url"))}
-    for name in ("connect_timeout", "read_timeout"):
+    config: dict[str, Any] = {}
+    base_url = value.get("base_url")
+    if base_url is not None:
+        given = isinstance(base_url, str) and base_url.strip()
+        config["base_url"] = BASE_URL(base_url) if given else base_url
+    for name, rule in (("connect_timeout", CONNECT_TIMEOUT), ("read_timeout", READ_TIMEOUT)):
         if name in value:
-            config[name] = _timeout(name, value[name])
+            config[name] = rule(value[name])
     return config
 
 
-def validate_credential(provider_type: str, value: Any) -> dict | None:
-    if value is None:
-        if provider_type == "mem0_platform":
-            raise ApiError(422, "credential.api_key is required for mem0_platform")
-        return None
+PROVIDER_CONFIG = Rule(
+    validate_config,
+    {
+        "type": "object",
+        "description": "Where the backend is and how long to wait for it.",
+        "properties": {
+            "base_url": BASE_URL.schema,
+            "connect_timeout": CONNECT_TIMEOUT.schema,
+            "read_timeout": READ_TIMEOUT.schema,
+        },
+        "additionalProperties": False,
+    },
+    component="MemoryProviderConfigRequest",
+)
+
+
+def config_for(provider_type: str, config: dict) -> dict:
+    """The config a provider of this type keeps: base_url is required for mem0_oss, and
+    mem0_platform's defaults to the hosted platform (a rule across type and config)."""
+    base_url = config.get("base_url")
+    if base_url is None and provider_type == MemoryProvider.Type.MEM0_PLATFORM:
+        base_url = DEFAULT_BASE_URL
+    elif not isinstance(base_url, str) or not base_url.strip():
+        raise ApiError(422, f"config.base_url is required for {provider_type}")
+    return {"base_url": base_url, **{k: v for k, v in config.items() if k != "base_url"}}
+
+
+CREDENTIAL_KEY_SCHEMA = {"type": "string", "minLength": 1, "maxLength": MAX_CREDENTIAL_CHARS}
+
+
+def validate_credential(value: Any) -> dict:
+    """A credential's keys, each checked and stripped (which keys a type takes:
+    :func:`credential_for`)."""
     if not isinstance(value, dict):
         raise ApiError(422, "credential must be an object")
-    allowed = CREDENTIAL_FIELDS[provider_type]
-    unknown = sorted(set(value) - allowed)
+    unknown = sorted(set(value) - ALL_CREDENTIAL_FIELDS)
     if unknown:
         raise ApiError(422, f"credential: unknown fields {', '.join(unknown)}")
     for key, secret in value.items():
@@ -197,15 +284,71 @@ def validate_credential(provider_type: str, value: Any) -> dict | None:
             )
         if any(c.isspace() or not c.isprintable() for c in secret.strip()):
             raise ApiError(422, f"credential.{key} may not hold spaces or control characters")
-    if provider_type == "mem0_platform" and "api_key" not in value:
+    return {key: secret.strip() for key, secret in value.items()}
+
+
+PROVIDER_CREDENTIAL = Rule(
+    validate_credential,
+    {
+        "type": "object",
+        "description": "The backend's keys: stored encrypted and never shown again.",
+        "properties": {
+            "api_key": {
+                **CREDENTIAL_KEY_SCHEMA,
+                "description": "Required for mem0_platform; for mem0_oss it is sent as X-API-Key.",
+            },
+            "admin_api_key": {
+                **CREDENTIAL_KEY_SCHEMA,
+                "description": "mem0_oss only: the server's admin key, which purging a "
+                "deleted memory needs.",
+            },
+        },
+        "additionalProperties": False,
+    },
+    component="MemoryProviderCredentialRequest",
+).or_null()
+
+
+def credential_for(provider_type: str, credential: dict | None) -> dict | None:
+    """The credential a provider of this type keeps (a rule across type and credential):
+    mem0_platform needs api_key, admin_api_key is mem0_oss's only; ``{}`` is none."""
+    if credential is not None:
+        unknown = sorted(set(credential) - CREDENTIAL_FIELDS[provider_type])
+        if unknown:
+            raise ApiError(422, f"credential: unknown fields {', '.join(unknown)}")
+    if provider_type == MemoryProvider.Type.MEM0_PLATFORM and "api_key" not in (credential or {}):
         raise ApiError(422, "credential.api_key is required for mem0_platform")
-    return {key: secret.strip() for key, secret in value.items()} or None
+    return credential or None
 
 
-def _enabled(value: Any) -> bool:
+def validate_enabled(value: Any) -> bool:
     if not isinstance(value, bool):
         raise ApiError(422, "enabled must be true or false")
     return value
+
+
+PROVIDER_ENABLED = Rule(validate_enabled, {"type": "boolean"})
+
+
+PROVIDER_RULES = {
+    "type": PROVIDER_TYPE,
+    "name": PROVIDER_NAME,
+    "config": PROVIDER_CONFIG,
+    "credential": PROVIDER_CREDENTIAL,
+    "enabled": PROVIDER_ENABLED,
+}
+
+
+class ProviderChange(TypedDict, total=False):
+    """The fields a change of a provider gives (each checked by its rule); type never changes."""
+
+    name: str
+    config: dict
+    credential: dict | None
+    enabled: bool
+
+
+# --- the services ---------------------------------------------------------------------------
 
 
 def credential_of(provider: MemoryProvider) -> dict | None:
@@ -242,24 +385,35 @@ def require_enabled(provider: MemoryProvider) -> None:
         )
 
 
-def create_provider(principal: Principal, data: dict) -> MemoryProvider:
+def add_provider(
+    principal: Principal,
+    *,
+    type: str,
+    name: str,
+    config: dict | None = None,
+    credential: dict | None = None,
+    enabled: bool = True,
+) -> MemoryProvider:
+    """A new provider, from values its rules checked; the type's rules are checked here."""
     principal.require(Permission.WRITE)
-    provider_type = data.get("type")
-    if not isinstance(provider_type, str) or provider_type not in TYPES:
-        raise ApiError(422, f"type must be one of: {', '.join(sorted(TYPES))}")
     fields = {
-        "type": provider_type,
-        "name": validate_name(data.get("name")),
-        "config": validate_config(provider_type, data.get("config")),
-        "credential_encrypted": crypto.encrypt_json(
-            validate_credential(provider_type, data.get("credential"))
-        ),
-        "enabled": _enabled(data.get("enabled", True)),
+        "type": type,
+        "name": name,
+        "config": config_for(type, config or {}),
+        "credential_encrypted": crypto.encrypt_json(credential_for(type, credential)),
+        "enabled": enabled,
     }
     with transaction.atomic():
         provider = MemoryProvider.objects.create(workspace=principal.workspace, **fields)
         audit.record(principal, "memory_provider.create", "memory_provider", provider.id)
     return provider
+
+
+def create_provider(principal: Principal, fields: dict[str, Any]) -> MemoryProvider:
+    """A new provider from a dict of a body's fields, each checked by its rule, for callers
+    without a request (test fixtures, the bench); the API parses its body with
+    ``records.serializers.MemoryProviderCreateSerializer`` and calls :func:`add_provider`."""
+    return add_provider(principal, **{k: PROVIDER_RULES[k](v) for k, v in fields.items()})
 
 
 def list_providers(principal: Principal) -> QuerySet[MemoryProvider]:
@@ -275,29 +429,31 @@ def get_provider(principal: Principal, provider_id: str) -> MemoryProvider:
 
 
 def update_provider(
-    principal: Principal, provider_id: str, data: dict, if_match: str
+    principal: Principal, provider_id: str, if_match: str, **changes: Unpack[ProviderChange]
 ) -> MemoryProvider:
+    """Changes the given fields, whose rules checked them; the type's rules are checked here,
+    and a new base_url may not move the provider's namespaces where they are taken."""
     principal.require(Permission.WRITE)
     with transaction.atomic():
         provider = get_in_workspace(
             MemoryProvider.objects.all(), principal, provider_id, "memory provider", lock=True
         )
-        changes: dict[str, Any] = {}
-        if "name" in data:
-            changes["name"] = validate_name(data["name"])
-        if "config" in data:
-            changes["config"] = validate_config(provider.type, data["config"])
-            _refuse_move(provider, changes["config"])
-        if "credential" in data:
-            credential = validate_credential(provider.type, data["credential"])
-            changes["credential_encrypted"] = crypto.encrypt_json(credential)
-        if "enabled" in data:
-            changes["enabled"] = _enabled(data["enabled"])
-        bump_version(provider, if_match, **changes)
+        fields: dict[str, Any] = {}
+        if "name" in changes:
+            fields["name"] = changes["name"]
+        if "config" in changes:
+            fields["config"] = config_for(provider.type, changes["config"])
+            _refuse_move(provider, fields["config"])
+        if "credential" in changes:
+            credential = credential_for(provider.type, changes["credential"])
+            fields["credential_encrypted"] = crypto.encrypt_json(credential)
+        if "enabled" in changes:
+            fields["enabled"] = changes["enabled"]
+        bump_version(provider, if_match, **fields)
         # The names of the changed fields only: never the credential.
-        fields = sorted("credential" if f == "credential_encrypted" else f for f in changes)
+        changed = sorted("credential" if f == "credential_encrypted" else f for f in fields)
         audit.record(
-            principal, "memory_provider.update", "memory_provider", provider.id, fields=fields
+            principal, "memory_provider.update", "memory_provider", provider.id, fields=changed
         )
     return provider
 

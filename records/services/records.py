@@ -16,6 +16,7 @@ from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Permission
 from memoryhub.principals import Principal
 from memoryhub.reasons import Reason
+from memoryhub.rules import Rule
 from records.backends import Page, Record, RecordBackend
 from records.services.providers import backend_of, require_enabled
 
@@ -43,6 +44,11 @@ def get_record_memory(principal: Principal, memory: Memory | str) -> Memory:
     return found
 
 
+# --- the rules of a record's fields and of the record tools' arguments -------------------
+# Declared once: the request serializers (records/serializers.py) and the record tools use
+# them. The REST list's limit and offset are paging (records/filters.py).
+
+
 def validate_text(value: Any, field: str = "text") -> str:
     limit = setting("memory.record_chars")
     if not isinstance(value, str) or not value.strip():
@@ -52,12 +58,22 @@ def validate_text(value: Any, field: str = "text") -> str:
     return value
 
 
+def validate_query(value: Any) -> str:
+    return validate_text(value, "query")
+
+
+# At most memory.record_chars characters: a setting, so no maxLength here.
+TEXT = Rule(validate_text, {"type": "string", "minLength": 1})
+QUERY = Rule(validate_query, {"type": "string", "minLength": 1})
+
+
 # Deeper metadata than this cannot be sent to mem0 (or read back) without hitting Python's
 # recursion limit in the JSON encoder; real metadata is a few levels deep.
 METADATA_MAX_DEPTH = 32
 
 
 def validate_metadata(value: Any) -> dict:
+    """Free-form metadata; null is ``{}``."""
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -65,6 +81,9 @@ def validate_metadata(value: Any) -> dict:
     if _depth(value) > METADATA_MAX_DEPTH:
         raise ApiError(422, f"metadata is nested more than {METADATA_MAX_DEPTH} levels deep")
     return value
+
+
+METADATA = Rule(validate_metadata, {"type": "object", "additionalProperties": {}})
 
 
 def _depth(value: Any) -> int:
@@ -83,12 +102,40 @@ _DIGITS = re.compile(r"[0-9]{1,9}")
 
 
 def validate_int(value: Any, field: str, low: int, high: int, *, from_text: bool = False) -> int:
-    """An integer in [low, high]; ``from_text`` also takes digits in a string (query params)."""
+    """An integer in [low, high]; ``from_text`` also takes digits in a string (tool arguments)."""
     if from_text and isinstance(value, str) and _DIGITS.fullmatch(value):
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ApiError(422, f"{field} is an integer from {low} to {high}")
     return value
+
+
+def validate_k(value: Any) -> int:
+    """How many records a search answers at most; null is the default."""
+    return validate_int(DEFAULT_K if value is None else value, "k", 1, MAX_K)
+
+
+K = Rule(validate_k, {"type": "integer", "minimum": 1, "maximum": MAX_K})
+
+
+def validate_list_limit(value: Any) -> int:
+    """The record_list tool's page size (digits in a string too); left out, the default."""
+    value = DEFAULT_LIST_LIMIT if value is None else value
+    return validate_int(value, "limit", 1, MAX_LIST_LIMIT, from_text=True)
+
+
+def validate_list_offset(value: Any) -> int:
+    """The record_list tool's records to skip (digits in a string too); left out, 0."""
+    return validate_int(0 if value is None else value, "offset", 0, MAX_LIST_OFFSET, from_text=True)
+
+
+LIST_LIMIT = Rule(validate_list_limit, {"type": "integer", "minimum": 1, "maximum": MAX_LIST_LIMIT})
+LIST_OFFSET = Rule(
+    validate_list_offset, {"type": "integer", "minimum": 0, "maximum": MAX_LIST_OFFSET}
+)
+
+
+# --- the services ---------------------------------------------------------------------------
 
 
 def _call(memory: Memory, work: Callable[[RecordBackend], T]) -> T:
@@ -129,22 +176,21 @@ def _audited_write(
 
 
 def list_records(
-    principal: Principal, memory: Memory | str, *, limit: Any = None, offset: Any = None
+    principal: Principal,
+    memory: Memory | str,
+    *,
+    limit: int = DEFAULT_LIST_LIMIT,
+    offset: int = 0,
 ) -> Page:
     principal.require(Permission.READ)
-    limit = DEFAULT_LIST_LIMIT if limit is None else limit
-    limit = validate_int(limit, "limit", 1, MAX_LIST_LIMIT, from_text=True)
-    offset = validate_int(
-        0 if offset is None else offset, "offset", 0, MAX_LIST_OFFSET, from_text=True
-    )
     target = get_record_memory(principal, memory)
     return _call(target, lambda b: b.list(target.namespace, limit=limit, offset=offset))
 
 
-def search_records(principal: Principal, memory: Memory | str, query: Any, k: Any = None) -> list:
+def search_records(
+    principal: Principal, memory: Memory | str, query: str, k: int = DEFAULT_K
+) -> list[Record]:
     principal.require(Permission.READ)
-    query = validate_text(query, "query")
-    k = validate_int(DEFAULT_K if k is None else k, "k", 1, MAX_K)
     target = get_record_memory(principal, memory)
     return _call(target, lambda b: b.search(target.namespace, query, k))
 
@@ -161,14 +207,13 @@ def get_record(principal: Principal, memory: Memory | str, record_id: str) -> Re
 def add_record(
     principal: Principal,
     memory: Memory | str,
-    text: Any,
-    metadata: Any = None,
+    text: str,
+    metadata: dict | None = None,
     *,
     details: dict | None = None,
 ) -> Record:
     principal.require(Permission.RUN)
-    text = validate_text(text)
-    metadata = validate_metadata(metadata)
+    metadata = {} if metadata is None else metadata
     target = get_record_memory(principal, memory)
     return _audited_write(
         principal,
@@ -184,15 +229,15 @@ def update_record(
     principal: Principal,
     memory: Memory | str,
     record_id: str,
-    data: dict,
     *,
+    text: str | None = None,
+    metadata: dict | None = None,
     details: dict | None = None,
 ) -> Record:
+    """Changes text, metadata or both (a rule across the two fields); None leaves one as is."""
     principal.require(Permission.RUN)
-    if "text" not in data and "metadata" not in data:
+    if text is None and metadata is None:
         raise ApiError(422, "give text, metadata or both")
-    text = validate_text(data["text"]) if "text" in data else None
-    metadata = validate_metadata(data["metadata"]) if "metadata" in data else None
     target = get_record_memory(principal, memory)
     return _audited_write(
         principal,
