@@ -8,12 +8,12 @@ from typing import Any
 from filememory.context import file_context_block
 from filememory.models import File, Revision, SeenFile, Sighting
 from filememory.services.paths import clean_path
-from filememory.tools import execute_file_tool, file_tool_definitions
+from filememory.tools import file_tools, run_file_tool
 from memoryhub.catalog import BUILTIN_GUIDES, MemoryKind, Mount
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Run
 from memoryhub.principals import Principal
-from memoryhub.tools import FILE_TOOL_KEYS
+from memoryhub.tools import FILE_TOOL_KEYS, Tool
 
 
 def clean_always_load(value: Any) -> list[str]:
@@ -41,26 +41,24 @@ def on_delete(principal: Any, memory: Memory) -> None:
         model.objects.filter(memory=memory).delete()
 
 
-def tool_definitions(mounts: Sequence[Mount], disabled: set[str]) -> list[dict]:
+def tools(mounts: Sequence[Mount], disabled: set[str]) -> list[Tool]:
     """With several file mounts, each tool takes ``memory``: the mounts it may reach."""
     if len(mounts) == 1:
-        return file_tool_definitions(None, mounts[0].access, disabled)
-    return file_tool_definitions(
-        [m.name for m in mounts], {m.name: m.access for m in mounts}, disabled
-    )
+        return file_tools(None, mounts[0].access, disabled)
+    return file_tools([m.name for m in mounts], {m.name: m.access for m in mounts}, disabled)
 
 
-def execute_tool(
-    principal: Principal, mount: Mount, *, run: Run, tool_call_id: str, name: str, arguments: Any
+def run_tool(
+    principal: Principal, mount: Mount, tool: Tool, arguments: dict, *, run: Run, tool_call_id: str
 ) -> str:
-    return execute_file_tool(
+    return run_file_tool(
         principal,
         mount.memory_id,
+        tool,
+        arguments,
         thread_id=run.thread_id,
         run_id=run.id,
         tool_call_id=tool_call_id,
-        name=name,
-        arguments=arguments,
         access=mount.access,
     )
 
@@ -85,8 +83,8 @@ FILE_KIND = MemoryKind(
     default_guide=BUILTIN_GUIDES["file"],
     tool_keys=tuple(FILE_TOOL_KEYS),
     read_tool_keys=frozenset({"file_view"}),
-    tool_definitions=tool_definitions,
-    execute_tool=execute_tool,
+    tools=tools,
+    run_tool=run_tool,
     tools_in_database=True,  # a write and its call's record commit together
     context_block=context_block,
 )

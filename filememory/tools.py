@@ -124,19 +124,19 @@ def _tools() -> dict[str, Tool]:
 WRITE_KEYS = set(FILE_TOOL_KEYS) - {"file_view"}
 
 
-def file_tool_definitions(
+def file_tools(
     mount_names: list[str] | None = None,
     access: str | dict[str, str] = "write",
     disabled: set[str] | frozenset[str] = frozenset(),
-) -> list[dict]:
-    """OpenAI function definitions of the file tools.
+) -> list[Tool]:
+    """The file tools offered over some mounts.
 
     ``mount_names``: the names of the mounted file memories; the tools then take a
     ``memory`` argument naming one of them. ``access``: ``read`` (only ``view``) or
     ``write`` (every tool), for all mounts or per mount name. ``disabled``: tool keys left
     out.
     """
-    definitions = []
+    offered = []
     for key in FILE_TOOL_KEYS:
         if key in disabled:
             continue
@@ -147,8 +147,17 @@ def file_tool_definitions(
         if names is not None:
             memory = choice("memory", names, "Mounted memory")
             tool = replace(tool, arguments={"memory": memory, **tool.arguments})
-        definitions.append(tool.definition())
-    return definitions
+        offered.append(tool)
+    return offered
+
+
+def file_tool_definitions(
+    mount_names: list[str] | None = None,
+    access: str | dict[str, str] = "write",
+    disabled: set[str] | frozenset[str] = frozenset(),
+) -> list[dict]:
+    """OpenAI function definitions of :func:`file_tools`."""
+    return [tool.definition() for tool in file_tools(mount_names, access, disabled)]
 
 
 def _mounts_for(key: str, mount_names, access) -> list[str] | None:
@@ -180,6 +189,38 @@ class _Call:
         return writing(actor, self.memory_id, deleted_reason=Reason.MEMORY_DELETED)
 
 
+def run_file_tool(
+    principal: Principal,
+    memory: Memory | str,
+    tool: Tool,
+    arguments: dict,
+    *,
+    thread_id: str,
+    run_id: str | None,
+    tool_call_id: str | None,
+    access: str = "write",
+) -> str:
+    """Run one file tool with checked arguments; answers the tool message's content.
+
+    Refusals come back as ``error: <code or reason>: <message>`` text (a stale write adds
+    the current file); a failed call changes nothing.
+    """
+    call = _Call(
+        principal,
+        memory.id if isinstance(memory, Memory) else memory,
+        thread_id,
+        run_id,
+        tool_call_id,
+    )
+    try:
+        if tool.permission != Permission.READ and access != "write":
+            raise ApiError(403, "this memory is mounted read-only", code=Code.FORBIDDEN)
+        principal.require(tool.permission)  # the one check of the caller's permission
+        return tool.handler(call, **arguments)
+    except ApiError as error:
+        return _error_text(error)
+
+
 def execute_file_tool(
     principal: Principal,
     memory: Memory | str,
@@ -191,29 +232,25 @@ def execute_file_tool(
     arguments: dict | str,
     access: str = "write",
 ) -> str:
-    """Run one file tool call and answer the tool message's content.
-
-    Refusals come back as ``error: <code or reason>: <message>`` text (a stale write adds
-    the current file); a failed call changes nothing. ``arguments`` may carry a ``memory``
-    key (the mount name the caller resolved ``memory`` from); it is ignored here.
-    """
-    call = _Call(
-        principal,
-        memory.id if isinstance(memory, Memory) else memory,
-        thread_id,
-        run_id,
-        tool_call_id,
-    )
+    """Check a file tool call's raw arguments (a ``memory`` key is read past), then run it."""
     try:
         tool = TOOLS[_key(name)]
         if tool.permission != Permission.READ and access != "write":
             raise ApiError(403, "this memory is mounted read-only", code=Code.FORBIDDEN)
-        arguments = {k: v for k, v in parse_arguments(arguments).items() if k != "memory"}
-        arguments = tool.check(arguments)
-        principal.require(tool.permission)  # the one check of the caller's permission
-        return tool.handler(call, **arguments)
+        raw = {k: v for k, v in parse_arguments(arguments).items() if k != "memory"}
+        checked = tool.check(raw)
     except ApiError as error:
         return _error_text(error)
+    return run_file_tool(
+        principal,
+        memory,
+        tool,
+        checked,
+        thread_id=thread_id,
+        run_id=run_id,
+        tool_call_id=tool_call_id,
+        access=access,
+    )
 
 
 def _key(name: str) -> str:

@@ -27,7 +27,7 @@ class Mount(Protocol):
     recall: bool
 
 
-def _no_tools(mounts: Sequence[Mount], disabled: set[str]) -> list[dict]:
+def _no_tools(mounts: Sequence[Mount], disabled: set[str]) -> list[Any]:
     return []
 
 
@@ -63,10 +63,11 @@ class MemoryKind:
     # The toolset keys of this kind's tools (``file_view``...), and those a read mount gets.
     tool_keys: tuple[str, ...] = ()
     read_tool_keys: frozenset[str] = frozenset()
-    # (the run's mounts of this kind, disabled tool keys) -> OpenAI function definitions.
-    tool_definitions: Callable[[Sequence[Mount], set[str]], list[dict]] = _no_tools
-    # (principal, mount, *, run, tool_call_id, name, arguments) -> the tool message's text.
-    execute_tool: Callable[..., str] | None = None
+    # (the run's mounts of this kind, disabled tool keys) -> the memoryhub.tools.Tool list
+    # offered: with several mounts each takes a ``memory`` argument naming the ones it reaches.
+    tools: Callable[[Sequence[Mount], set[str]], list[Any]] = _no_tools
+    # (principal, mount, tool, checked arguments, *, run, tool_call_id) -> the tool message.
+    run_tool: Callable[..., str] | None = None
     # Whether a tool's work is in the database, so it commits with the call's record.
     tools_in_database: bool = True
     # (run, mounts of this kind) -> {memory id: block}, fetched before the blocks are laid

@@ -104,12 +104,3 @@ def _finish(record: ToolCall, content: str) -> None:
     record.content = content
     record.finished_at = timezone.now()
     record.save(update_fields=["status", "content", "finished_at"])
-
-
-def check_declared(definition: dict, arguments: dict) -> None:
-    """Refuse arguments the offered OpenAI function definition does not declare (its
-    ``additionalProperties`` is false), so the model learns rather than being ignored."""
-    declared = definition["function"]["parameters"].get("properties", {})
-    unknown = sorted(set(arguments) - set(declared))
-    if unknown:
-        raise ApiError(422, f"unknown arguments: {', '.join(unknown)}")

@@ -15,11 +15,11 @@ from memoryhub.catalog import MemoryKind, Mount
 from memoryhub.errors import ApiError
 from memoryhub.models import MAX_NAMESPACE, Memory, MemoryProvider, Run
 from memoryhub.principals import Principal
-from memoryhub.tools import RECORD_TOOL_KEYS
+from memoryhub.tools import RECORD_TOOL_KEYS, Tool
 from records.recall import recall_many
 from records.services import namespaces, purges
 from records.services.providers import require_enabled
-from records.tools import READ_KEYS, definition, execute_record_tool
+from records.tools import READ_KEYS, run_record_tool, tool
 
 logger = logging.getLogger(__name__)
 
@@ -105,26 +105,32 @@ def on_delete(principal: Principal, memory: Memory) -> None:
     purges.enqueue_purge(principal, memory)
 
 
-def tool_definitions(mounts: Sequence[Mount], disabled: set[str]) -> list[dict]:
+def tools(mounts: Sequence[Mount], disabled: set[str]) -> list[Tool]:
     """With several record mounts, each tool takes ``memory``: the mounts it may reach."""
     found = []
     for key in RECORD_TOOL_KEYS:
         names = [m.name for m in mounts if m.access == "write" or key in READ_KEYS]
         if key not in disabled and names:
-            found.append(definition(key, names if len(mounts) > 1 else None))
+            found.append(tool(key, names if len(mounts) > 1 else None))
     return found
 
 
-def execute_tool(
-    principal: Principal, mount: Mount, *, run: Run, tool_call_id: str, name: str, arguments: Any
+def run_tool(
+    principal: Principal,
+    mount: Mount,
+    tool: Tool,
+    arguments: dict,
+    *,
+    run: Run,
+    tool_call_id: str,
 ) -> str:
-    return execute_record_tool(
+    return run_record_tool(
         principal,
         mount.memory_id,
+        tool,
+        arguments,
         run_id=run.id,
         tool_call_id=tool_call_id,
-        name=name,
-        arguments=arguments,
         access=mount.access,
     )
 
@@ -167,8 +173,8 @@ RECORD_KIND = MemoryKind(
     always_load=False,
     tool_keys=tuple(RECORD_TOOL_KEYS),
     read_tool_keys=frozenset(READ_KEYS),
-    tool_definitions=tool_definitions,
-    execute_tool=execute_tool,
+    tools=tools,
+    run_tool=run_tool,
     tools_in_database=False,  # a backend call: a lost answer is "outcome unknown", not redone
     prefetch_context=prefetch_context,
     context_block=context_block,

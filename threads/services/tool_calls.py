@@ -16,9 +16,9 @@ from memoryhub.models import Permission, Run
 from memoryhub.principals import Principal
 from memoryhub.reasons import Code, Reason
 from memoryhub.services.common import get_in_workspace
-from memoryhub.tools import MAX_TOOL_CALL_ID, parse_arguments
+from memoryhub.tools import MAX_TOOL_CALL_ID, Tool, parse_arguments
 from threads.models import RunMount
-from threads.services.toolset import disabled_tools, run_tool_definitions
+from threads.services.toolset import disabled_tools
 
 
 def _run_of(principal: Principal, run_id: str) -> Run:
@@ -43,25 +43,29 @@ def _tool_of(name: object) -> tuple[str, MemoryKind]:
     return key, kind
 
 
-def _mount_for(run: Run, key: str, kind: MemoryKind, arguments: dict) -> RunMount:
+def _offered(run: Run, key: str, kind: MemoryKind, arguments: dict) -> tuple[RunMount, Tool, dict]:
+    """The mount a call reaches, the tool as this run was offered it, and its arguments
+    checked by that tool.
+
+    The offered tool checks the arguments: ``memory`` (with several mounts of the kind)
+    names one of the mounts it may reach. Naming a read-only mount for a writing tool, or
+    calling one with a single read-only mount, is refused as such.
+    """
     mounts = list(RunMount.objects.filter(run=run))
     of_kind = [m for m in mounts if m.kind == kind.kind]
-    if key in disabled_tools(run.agent) or not of_kind or run.inline:
+    disabled = disabled_tools(run.agent)
+    if key in disabled or not of_kind or run.inline:
         raise ApiError(403, f"memory_{key} is not offered to this run", code=Code.FORBIDDEN)
-    # The arguments are those of the definition this run was offered: ``memory`` only
-    # with several mounts of the kind. Without one (read-only), access refuses below.
-    name = f"memory_{key}"
-    for definition in run_tool_definitions(run.agent, mounts):
-        if definition["function"]["name"] == name:
-            tool_calls.check_declared(definition, arguments)
-    if len(of_kind) == 1:
-        return of_kind[0]
-    chosen = arguments.get("memory")
-    for mount in of_kind:
-        if mount.name == chosen:
-            return mount
-    names = ", ".join(m.name for m in of_kind)
-    raise ApiError(422, f"memory must be one of: {names}")
+    named = of_kind[0] if len(of_kind) == 1 else _named(of_kind, arguments.get("memory"))
+    if named is not None and not kind.tool_allowed(key, named.access):
+        raise ApiError(403, f"{named.name} is mounted read-only", code=Code.FORBIDDEN)
+    tool = next(t for t in kind.tools(of_kind, disabled) if t.name == f"memory_{key}")
+    checked = tool.check(arguments)
+    return named or _named(of_kind, checked["memory"]), tool, checked
+
+
+def _named(mounts: list[RunMount], name: object) -> RunMount | None:
+    return next((m for m in mounts if m.name == name), None)
 
 
 def _execute(
@@ -74,19 +78,17 @@ def _execute(
 ) -> str:
     key, kind = tool
     try:
-        mount = _mount_for(run, key, kind, arguments)
-        if not kind.tool_allowed(key, mount.access):
-            raise ApiError(403, f"{mount.name} is mounted read-only", code=Code.FORBIDDEN)
+        mount, offered, checked = _offered(run, key, kind, arguments)
     except ApiError as error:
         return error.as_tool_text()
     # The kind's tool checks the caller's permission (read, or run to write), once.
-    return kind.execute_tool(
+    return kind.run_tool(
         principal,
         mount,
+        offered,
+        {k: v for k, v in checked.items() if k != "memory"},
         run=run,
         tool_call_id=call_id,
-        name=name,
-        arguments={k: v for k, v in arguments.items() if k != "memory"},
     )
 
 

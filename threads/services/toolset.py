@@ -1,6 +1,6 @@
 """The tool definitions a run is offered for its frozen mounts.
 
-Each kind offers its tools for the run's mounts of it (``MemoryKind.tool_definitions``),
+Each kind offers its tools for the run's mounts of it (``MemoryKind.tools``),
 filtered by each mount's access, the agent's disabled tools and the toolset switch. When a
 run has several memories of one kind, that kind's tools take a ``memory`` argument whose
 values are exactly the mount names the tool may reach.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from memoryhub.catalog import kinds
 from memoryhub.models import Agent
+from memoryhub.tools import Tool
 from threads.models import RunMount
 
 
@@ -21,11 +22,15 @@ def disabled_tools(agent: Agent) -> set[str]:
     return set(toolset.get("disabled_tools", []))
 
 
-def run_tool_definitions(agent: Agent, mounts: list[RunMount]) -> list[dict]:
+def run_tools(agent: Agent, mounts: list[RunMount]) -> list[Tool]:
     disabled = disabled_tools(agent)
-    definitions: list[dict] = []
+    offered: list[Tool] = []
     for kind in kinds():
         of_kind = [m for m in mounts if m.kind == kind.kind]
         if of_kind:
-            definitions += kind.tool_definitions(of_kind, disabled)
-    return definitions
+            offered += kind.tools(of_kind, disabled)
+    return offered
+
+
+def run_tool_definitions(agent: Agent, mounts: list[RunMount]) -> list[dict]:
+    return [tool.definition() for tool in run_tools(agent, mounts)]
