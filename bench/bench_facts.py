@@ -171,8 +171,8 @@ def own_database():
 
 def _setup():
     from memoryhub.principals import Principal
-    from memoryhub.services.agents import create_agent
     from memoryhub.services.workspaces import create_workspace
+    from tests.factories import create_agent
     from threads.services.runs import accept_run
     from threads.services.threads import create_thread
 

@@ -30,9 +30,8 @@ def own_database():
 def _setup():
     from memoryhub.models import Thread
     from memoryhub.principals import Principal
-    from memoryhub.services.agents import create_agent
-    from memoryhub.services.memories import create_memory
     from memoryhub.services.workspaces import create_workspace
+    from tests.factories import create_agent, create_memory
 
     workspace = create_workspace("bench")
     principal = Principal.system(workspace)

@@ -49,8 +49,8 @@ def _text(rng: random.Random, words: int) -> str:
 def _memories(principal, provider, rng: random.Random) -> list[dict]:
     from filememory.services.files import put_file
     from filememory.services.writes import Actor
-    from memoryhub.services.memories import create_memory
     from records.services.records import add_record
+    from tests.factories import create_memory
 
     mounts, actor = [], Actor(principal)
     for m in range(FILE_MEMORIES):
@@ -87,9 +87,9 @@ def run(results: dict) -> None:
 
     from memoryhub.conf import load_from_environment
     from memoryhub.principals import Principal
-    from memoryhub.services.agents import create_agent
     from memoryhub.services.workspaces import create_api_key, create_workspace
-    from records.services import providers
+    from tests import factories
+    from tests.factories import create_agent
     from tests.records.fakes.mem0 import OssServer
 
     rng = random.Random(SEED)
@@ -104,7 +104,7 @@ def run(results: dict) -> None:
             workspace = create_workspace("bench")
             principal = Principal.system(workspace)
             _, key = create_api_key(workspace, "write")
-            provider = providers.create_provider(
+            provider = factories.create_provider(
                 principal,
                 {
                     "type": "mem0_oss",

@@ -226,7 +226,7 @@ def measure_private(base: str, workspace, rng: random.Random, words: list[str]) 
     2% shared facts and its own ~100; the search should cost what that share does."""
     from facts.scope import for_run
     from memoryhub.principals import Principal
-    from memoryhub.services.agents import create_agent
+    from tests.factories import create_agent
     from threads.services.runs import accept_run
     from threads.services.threads import create_thread
 
@@ -284,7 +284,7 @@ def _database(host: str, port: str) -> Iterator[str]:
 def _agents(count: int) -> tuple:
     """The bench agent (with a run), a 10,000-fact agent (with a run) and the others."""
     from memoryhub.principals import Principal
-    from memoryhub.services.agents import create_agent
+    from tests.factories import create_agent
     from threads.services.runs import accept_run
     from threads.services.threads import create_thread
 

@@ -28,8 +28,10 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 
 from memoryhub import models
+from memoryhub.api.serializers import AgentChange, AgentCreate, MemoryChange, MemoryCreate
 from memoryhub.errors import ApiError
 from memoryhub.principals import Principal
+from memoryhub.rules import parse
 from memoryhub.services import agents, end_users, memories, workspaces
 
 Notes = Callable[[Any], list[str]]
@@ -366,9 +368,10 @@ class AgentAdmin(ServiceAdmin):
     def save_model(self, request, obj, form, change) -> None:
         if not change:
             data = {k: form.cleaned_data.get(k) for k in ("name", "toolset", "memory_mounts")}
-            adopt(obj, agents.create_agent(self.principal(request, obj), data))
+            adopt(obj, agents.create(self.principal(request, obj), **parse(AgentCreate, data)))
         elif data := changed_fields(form, self.optional_fields):
-            adopt(obj, agents.update_agent(self.principal(request, obj), obj.pk, data, "*"))
+            changes = parse(AgentChange, data)
+            adopt(obj, agents.update(self.principal(request, obj), obj.pk, "*", **changes))
 
     def service_delete(self, request, obj) -> None:
         agents.delete_agent(self.principal(request, obj), obj.pk, "*")
@@ -480,7 +483,8 @@ class MemoryAdmin(ServiceAdmin):
         principal = self.principal(request, obj)
         if change:
             if data := changed_fields(form, self.optional_fields):
-                adopt(obj, memories.update_memory(principal, obj.pk, data, "*"))
+                changes = parse(MemoryChange, data)
+                adopt(obj, memories.update(principal, obj.pk, "*", **changes))
             return
         fields = form.cleaned_data
         data = {k: fields.get(k) for k in ("type", *self.editable)}
@@ -489,7 +493,7 @@ class MemoryAdmin(ServiceAdmin):
             data["provider_id"] = fields["provider"].pk
         if fields.get("namespace"):
             data["namespace"] = fields["namespace"]
-        adopt(obj, memories.create_memory(principal, data))
+        adopt(obj, memories.create(principal, **parse(MemoryCreate, data)))
 
     def service_delete(self, request, obj) -> None:
         memories.delete_memory(self.principal(request, obj), obj.pk, "*")

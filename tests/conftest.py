@@ -13,8 +13,8 @@ from rest_framework.test import APIClient
 
 from memoryhub.models import Workspace
 from memoryhub.principals import Principal
-from memoryhub.services.agents import create_agent
 from memoryhub.services.workspaces import create_api_key, create_workspace
+from tests.factories import create_agent
 from threads.services.runs import accept_run, end_run
 from threads.services.threads import create_thread
 

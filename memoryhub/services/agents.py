@@ -21,7 +21,7 @@ from memoryhub import audit
 from memoryhub.errors import ApiError
 from memoryhub.models import Agent, Memory, Permission
 from memoryhub.principals import Principal
-from memoryhub.rules import Rule, parse
+from memoryhub.rules import Rule
 from memoryhub.services.common import NAME_MAX_CHARS, bump_version, get_in_workspace, validate_name
 from memoryhub.tools import MOUNT_NAME_PATTERN, TOOL_KEYS
 
@@ -247,17 +247,3 @@ def delete_agent(principal: Principal, agent_id: str, if_match: str) -> None:
 # --- unchecked fields (the admin's forms, fixtures, scripts) ---------------------------------
 # The same serializers as the REST bodies check them; the serializers import this module's
 # rules, hence the imports at call time.
-
-
-def create_agent(principal: Principal, data: Any) -> Agent:
-    """:func:`create` from fields checked as ``POST /api/v1/agents`` checks its body."""
-    from memoryhub.api.serializers import AgentCreate
-
-    return create(principal, **parse(AgentCreate, data))
-
-
-def update_agent(principal: Principal, agent_id: str, data: Any, if_match: str) -> Agent:
-    """:func:`update` from fields checked as ``PATCH /api/v1/agents/{id}`` checks its body."""
-    from memoryhub.api.serializers import AgentChange
-
-    return update(principal, agent_id, if_match, **parse(AgentChange, data))

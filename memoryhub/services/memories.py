@@ -24,7 +24,7 @@ from memoryhub.errors import ApiError
 from memoryhub.models import Memory, MemoryProvider, Permission
 from memoryhub.principals import Principal
 from memoryhub.reasons import Code
-from memoryhub.rules import Rule, parse
+from memoryhub.rules import Rule
 from memoryhub.services.common import bump_version, get_in_workspace
 
 MEMORY_TYPES = ("postgres", *MemoryProvider.Type.values)  # what the schema lists
@@ -266,17 +266,3 @@ def delete_memory(principal: Principal, memory_id: str, if_match: str) -> None:
 # --- unchecked fields (the admin's forms, fixtures, scripts) ---------------------------------
 # The same serializers as the REST bodies check them; the serializers import this module's
 # rules, hence the imports at call time.
-
-
-def create_memory(principal: Principal, data: Any) -> Memory:
-    """:func:`create` from fields checked as ``POST /api/v1/memories`` checks its body."""
-    from memoryhub.api.serializers import MemoryCreate
-
-    return create(principal, **parse(MemoryCreate, data))
-
-
-def update_memory(principal: Principal, memory_id: str, data: Any, if_match: str) -> Memory:
-    """:func:`update` from fields checked as ``PATCH /api/v1/memories/{id}`` checks its body."""
-    from memoryhub.api.serializers import MemoryChange
-
-    return update(principal, memory_id, if_match, **parse(MemoryChange, data))

@@ -330,15 +330,6 @@ def validate_enabled(value: Any) -> bool:
 PROVIDER_ENABLED = Rule(validate_enabled, {"type": "boolean"})
 
 
-PROVIDER_RULES = {
-    "type": PROVIDER_TYPE,
-    "name": PROVIDER_NAME,
-    "config": PROVIDER_CONFIG,
-    "credential": PROVIDER_CREDENTIAL,
-    "enabled": PROVIDER_ENABLED,
-}
-
-
 class ProviderChange(TypedDict, total=False):
     """The fields a change of a provider gives (each checked by its rule); type never changes."""
 
@@ -407,13 +398,6 @@ def add_provider(
         provider = MemoryProvider.objects.create(workspace=principal.workspace, **fields)
         audit.record(principal, "memory_provider.create", "memory_provider", provider.id)
     return provider
-
-
-def create_provider(principal: Principal, fields: dict[str, Any]) -> MemoryProvider:
-    """A new provider from a dict of a body's fields, each checked by its rule, for callers
-    without a request (test fixtures, the bench); the API parses its body with
-    ``records.serializers.MemoryProviderCreateSerializer`` and calls :func:`add_provider`."""
-    return add_provider(principal, **{k: PROVIDER_RULES[k](v) for k, v in fields.items()})
 
 
 def list_providers(principal: Principal) -> QuerySet[MemoryProvider]:

@@ -54,7 +54,7 @@ def test_staff_never_see_eval_facts(tenant, agent, reader):
 
 # -- erasing an end user --------------------------------------------------------------------
 def test_erasing_an_end_user_removes_every_fact_and_version(tenant, agent, owner, alice, bob):
-    from memoryhub.services.agents import create_agent
+    from tests.factories import create_agent
 
     mine = save(alice, "users/{user}/", "alice v1")
     save(alice, "users/{user}/deep/", "alice v2", replaces=mine["id"])

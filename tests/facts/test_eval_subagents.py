@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from facts.models import Fact, FactQuota
-from memoryhub.services.agents import create_agent
 from tests.conftest import Api
+from tests.factories import create_agent
 from tests.facts.conftest import run_for, save
 from threads.services.runs import accept_run, end_run
 from threads.services.threads import create_thread

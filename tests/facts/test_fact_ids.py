@@ -11,7 +11,7 @@ import facts.models
 from facts.converters import FactIdConverter
 from facts.models import Fact, FactQuota, FactVersion
 from facts.validation import fact_pk
-from memoryhub.services.agents import create_agent
+from tests.factories import create_agent
 from tests.facts.conftest import run_for, save, seed_facts
 
 FACTS = "/v0/memory/facts"

@@ -357,7 +357,7 @@ def test_memory_full_is_409(alice, agent):
 
 
 def test_limit_counts_each_agent_separately(tenant, agent, alice):
-    from memoryhub.services.agents import create_agent
+    from tests.factories import create_agent
     from tests.facts.conftest import run_for
 
     other = create_agent(tenant.owner, {"name": "Other"})

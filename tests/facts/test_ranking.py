@@ -130,7 +130,7 @@ def test_statistics_follow_bulk_writes_and_erasure(alice, bob, agent):
 
 
 def test_statistics_are_per_memory(tenant, alice, agent):
-    from memoryhub.services.agents import create_agent
+    from tests.factories import create_agent
     from tests.facts.conftest import run_for
 
     other = create_agent(tenant.owner, {"name": "Other"})

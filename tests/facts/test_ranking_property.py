@@ -135,7 +135,7 @@ def count_plans(monkeypatch) -> Counter:
 
 @pytest.mark.django_db
 def test_top_k_is_the_brute_force_top_k(agent, tenant, monkeypatch):
-    from memoryhub.services.agents import create_agent
+    from tests.factories import create_agent
 
     rng = random.Random(20261202)
     words = vocabulary(rng)

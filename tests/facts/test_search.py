@@ -129,7 +129,7 @@ def test_bad_search_arguments_are_422(alice, fields):
 
 
 def test_search_is_scoped_to_the_agent_and_workspace(alice, tenant, other_tenant):
-    from memoryhub.services.agents import create_agent
+    from tests.factories import create_agent
     from tests.facts.conftest import run_for
 
     save(alice, text="needle")

@@ -14,7 +14,7 @@ from filememory.models import File, Revision
 from filememory.tools import execute_file_tool
 from memoryhub.models import Memory, Run, Thread
 from memoryhub.principals import Principal
-from memoryhub.services.memories import create_memory
+from tests.factories import create_memory
 from threads.services.runs import accept_run
 from threads.services.threads import create_thread
 

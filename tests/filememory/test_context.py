@@ -9,7 +9,8 @@ from filememory.models import File, SeenFile
 from filememory.representations import file_etag
 from filememory.services.files import delete_file, put_file
 from filememory.services.writes import Actor
-from memoryhub.services.memories import delete_memory, update_memory
+from memoryhub.services.memories import delete_memory
+from tests.factories import update_memory
 from tests.filememory.conftest import limits
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from filememory.models import File
-from memoryhub.services.memories import create_memory
+from tests.factories import create_memory
 from tests.filememory.conftest import files_url
 
 

@@ -172,7 +172,7 @@ def test_restore_respects_memory_full(runner, reader, memory):
 
 
 def test_revision_lookups_stay_inside_their_memory(tenant, owner, runner, reader, stranger, memory):
-    from memoryhub.services.memories import create_memory
+    from tests.factories import create_memory
 
     write_versions(runner, memory, "a.md", ["one"])
     other = create_memory(tenant.owner, {"name": "Other"})

@@ -29,10 +29,10 @@ from memoryhub.models import (
     Thread,
     Workspace,
 )
-from memoryhub.services.agents import create_agent
 from records.models import PurgeJob
-from records.services import providers
+from tests import factories
 from tests.conftest import Api, make_tenant
+from tests.factories import create_agent
 from tests.facts.conftest import run_for, save
 from tests.records.conftest import OSS_ADMIN_KEY, OSS_KEY, record_memory
 from tests.records.fakes.mem0 import OssServer
@@ -120,7 +120,7 @@ def provider(tenant, settings):
         "outbound.allow_http": True,
     }
     server = OssServer(api_key=OSS_KEY, admin_key=OSS_ADMIN_KEY).start()
-    yield providers.create_provider(
+    yield factories.create_provider(
         tenant.owner,
         {
             "type": "mem0_oss",

@@ -93,7 +93,7 @@ def test_erasure_pseudonymises_the_person_in_audit_rows(tenant, agent, owner):
 
 
 def agent_of(tenant):
-    from memoryhub.services.agents import create_agent
+    from tests.factories import create_agent
 
     return create_agent(tenant.owner, {"name": "Bot"})
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memoryhub.models import Memory, MemoryProvider
-from records.services import providers
+from tests import factories
 from tests.records.fakes.mem0 import OssServer, PlatformServer
 
 PLATFORM_KEY = "m0-secret-platform-key"
@@ -39,7 +39,7 @@ def oss_server():
 
 @pytest.fixture
 def platform_provider(tenant, platform_server) -> MemoryProvider:
-    return providers.create_provider(
+    return factories.create_provider(
         tenant.owner,
         {
             "type": "mem0_platform",
@@ -52,7 +52,7 @@ def platform_provider(tenant, platform_server) -> MemoryProvider:
 
 @pytest.fixture
 def oss_provider(tenant, oss_server) -> MemoryProvider:
-    return providers.create_provider(
+    return factories.create_provider(
         tenant.owner,
         {
             "type": "mem0_oss",

@@ -21,11 +21,11 @@ from django.utils import timezone
 from memoryhub.errors import ApiError
 from memoryhub.models import MemoryProvider
 from records.models import PurgeAttempt, PurgeJob
-from records.services import providers, purges
+from records.services import purges
 from records.services.kind import on_delete
 from records.services.providers import backend_of
 from records.tasks import purge_namespace, send_due_purges
-from tests import workers
+from tests import factories, workers
 from tests.conftest import error_of
 from tests.parallel import in_parallel
 from tests.records.conftest import PLATFORM_KEY, record_memory
@@ -132,7 +132,7 @@ def test_no_lock_or_transaction_is_held_while_mem0_is_called(
             assert cursor.fetchone() == (0,)
         # The pending job alone keeps the namespace from being adopted during the call, in
         # any workspace on the backend, and the refusal does not wait for the call.
-        theirs = providers.create_provider(
+        theirs = factories.create_provider(
             other_tenant.owner,
             {
                 "type": "mem0_platform",

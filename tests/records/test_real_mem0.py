@@ -16,6 +16,7 @@ from memoryhub.models import Memory
 from records import recall
 from records.models import PurgeJob
 from records.services import providers
+from tests import factories
 
 pytestmark = [pytest.mark.mem0, pytest.mark.slow]
 
@@ -47,7 +48,7 @@ def real_mem0(tmp_path_factory):
 
 @pytest.fixture
 def provider(tenant, real_mem0):
-    return providers.create_provider(
+    return factories.create_provider(
         tenant.owner,
         {
             "type": "mem0_oss",

@@ -19,6 +19,7 @@ from memoryhub.models import Memory, MemoryProvider
 from records.models import PurgeAttempt, PurgeJob
 from records.services import providers
 from records.services.providers import backend_of
+from tests import factories
 from tests.conftest import error_of, make_tenant
 from tests.parallel import in_parallel
 from tests.records.conftest import OSS_ADMIN_KEY, OSS_KEY, PLATFORM_KEY, record_memory
@@ -34,7 +35,7 @@ def provider_on(tenant, base_url: str, provider_type: str = "mem0_platform") -> 
         if provider_type == "mem0_platform"
         else {"api_key": OSS_KEY, "admin_api_key": OSS_ADMIN_KEY}
     )
-    return providers.create_provider(
+    return factories.create_provider(
         tenant.owner,
         {
             "type": provider_type,

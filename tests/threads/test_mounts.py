@@ -8,8 +8,8 @@ from django.test import override_settings
 
 from memoryhub.conf import DEFAULTS
 from memoryhub.models import Memory, Thread
-from memoryhub.services.agents import create_agent
 from tests.conftest import Api, error_of
+from tests.factories import create_agent
 from threads.models import RunMount, ThreadMount
 
 

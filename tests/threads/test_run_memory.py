@@ -11,7 +11,7 @@ import pytest
 
 from memoryhub.conf import DEFAULTS
 from memoryhub.models import MemoryProvider
-from records.services import providers
+from tests import factories
 from tests.conftest import Api, error_of
 from tests.records.fakes.mem0 import OssServer
 from threads.models import ToolCall
@@ -190,7 +190,7 @@ def test_several_mounts_take_a_memory_argument(owner, runner, agent):
 
 
 def test_disabled_tools_and_the_toolset_switch(owner, runner, tenant):
-    from memoryhub.services.agents import create_agent
+    from tests.factories import create_agent
 
     memory_id = file_memory(owner, always_load=["a.md"])
     put_file(owner, memory_id, "a.md", "pinned\n")
@@ -284,7 +284,7 @@ def mem0_server():
 @pytest.fixture
 def record_provider(tenant, mem0_server, settings):
     settings.MEMORYHUB_SETTINGS = LOOPBACK
-    return providers.create_provider(
+    return factories.create_provider(
         tenant.owner,
         {
             "type": "mem0_oss",
@@ -348,7 +348,7 @@ def test_a_disabled_provider_makes_record_tools_unavailable(owner, runner, agent
 @pytest.mark.django_db(transaction=True)
 def test_eight_slow_record_memories_cost_one_recall_wait(tenant, agent, mem0_server, settings):
     settings.MEMORYHUB_SETTINGS = {**LOOPBACK, "memory.recall_seconds": 1.0}
-    provider = providers.create_provider(
+    provider = factories.create_provider(
         tenant.owner,
         {
             "type": "mem0_oss",

@@ -15,7 +15,7 @@ def test_create_a_thread_for_an_end_user(runner, agent, tenant):
 
 
 def test_a_thread_needs_an_agent_of_the_workspace(runner, other_tenant):
-    from memoryhub.services.agents import create_agent
+    from tests.factories import create_agent
 
     theirs = create_agent(other_tenant.owner, {"name": "Theirs"})
     assert runner.post("/api/v1/threads", {}).status_code == 422

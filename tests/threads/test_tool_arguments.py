@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memoryhub.conf import DEFAULTS
-from records.services import providers
+from tests import factories
 from tests.conftest import Api
 from tests.records.fakes.mem0 import OssServer
 
@@ -28,7 +28,7 @@ def provider(tenant, mem0_server, settings):
         "outbound.allow_private": True,
         "outbound.allow_http": True,
     }
-    return providers.create_provider(
+    return factories.create_provider(
         tenant.owner,
         {
             "type": "mem0_oss",
