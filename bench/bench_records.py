@@ -61,7 +61,7 @@ def _fixtures(server):
 
 def run(results: dict) -> None:
     from memoryhub.conf import load_from_environment
-    from records import recall
+    from records import context
     from records.services.providers import backend_of
     from tests.records.fakes.mem0 import OssServer
 
@@ -84,14 +84,14 @@ def run(results: dict) -> None:
                 backend.add(memory.namespace, "coffee", {})
             server.delay = 0.1
             started = time.perf_counter()
-            recalled = recall.recall_many(memories, "coffee")
+            recalled = context.recall_many(memories, "coffee")
             figures["recall_8_memories_100ms_each"] = {
                 "seconds": round(time.perf_counter() - started, 3),
                 "memories_recalled": len(recalled),
             }
             server.delay = 30
             started = time.perf_counter()
-            recalled = recall.recall_many(memories, "coffee")
+            recalled = context.recall_many(memories, "coffee")
             figures["recall_8_hanging_memories"] = {
                 "seconds": round(time.perf_counter() - started, 3),
                 "recall_seconds": allowed["memory.recall_seconds"],

@@ -9,7 +9,7 @@ class RecordsConfig(AppConfig):
     def ready(self) -> None:
         from memoryhub.catalog import register_kind
         from memoryhub.crypto import check_key
-        from records.services.kind import RECORD_KIND
+        from records.kind import RECORD_KIND
 
         register_kind(RECORD_KIND)
         # Registers the tasks in every process, so services can send them by name (they

@@ -1,4 +1,4 @@
-"""What every REST view of memoryhub shares: strict bodies, ETag answers, the principal."""
+"""What every REST view of memoryhub shares: the principal, pages, ETag answers."""
 
 from __future__ import annotations
 
@@ -31,20 +31,6 @@ class RunOrKeyView(ApiView):
     """Also accepts a run token (``x-agentos-run-token``)."""
 
     authentication_classes = [ApiKeyAuthentication, RunTokenAuthentication]
-
-
-def body(request: Request, allowed: set[str], required: set[str] = frozenset()) -> dict:
-    """The JSON object of the request: 422 for another type, unknown or missing fields."""
-    data = request.data
-    if not isinstance(data, dict):
-        raise ApiError(422, "the request body must be a JSON object")
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise ApiError(422, f"unknown fields: {', '.join(unknown)}")
-    missing = sorted(required - set(data))
-    if missing:
-        raise ApiError(422, f"missing fields: {', '.join(missing)}")
-    return data
 
 
 def paginated(view: APIView, rows: Any, render: Callable[[Sequence], list]) -> Response:

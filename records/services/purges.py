@@ -182,7 +182,7 @@ def claim(job_id: str, tries: int | None = None) -> Claim | Outcome:
             logger.warning("purge %s stopped: its last try was interrupted", job_id)
             return Outcome(PurgeJob.Status.FAILED, tries=number - 1)
         # The namespace check, just before the call and in this short transaction only.
-        # Adopting a namespace (records.services.kind.prepare_create) and moving a provider
+        # Adopting a namespace (records.kind.prepare_create) and moving a provider
         # onto this backend (providers._refuse_move) take the same advisory lock and then
         # refuse while a pending purge of the namespace is on the backend
         # (namespaces.refuse_taken). This job has been pending since the transaction that

@@ -22,7 +22,7 @@ def create(api, provider: MemoryProvider, **extra):
 
 
 def test_a_record_memory_gets_a_namespace_derived_from_its_id(owner, any_provider):
-    from records.services.kind import default_namespace
+    from records.kind import default_namespace
 
     response = create(owner, any_provider, guide="One fact per record.")
     assert response.status_code == 201, response.content

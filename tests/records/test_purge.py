@@ -9,9 +9,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from memoryhub.models import Memory
+from records.kind import on_delete
 from records.models import PurgeAttempt, PurgeJob
 from records.services import purges
-from records.services.kind import on_delete
 from records.services.providers import backend_of
 from records.tasks import purge_namespace
 from tests.records.conftest import record_memory

@@ -20,9 +20,9 @@ from django.utils import timezone
 
 from memoryhub.errors import ApiError
 from memoryhub.models import MemoryProvider
+from records.kind import on_delete
 from records.models import PurgeAttempt, PurgeJob
 from records.services import purges
-from records.services.kind import on_delete
 from records.services.providers import backend_of
 from records.tasks import purge_namespace, send_due_purges
 from tests import factories, workers

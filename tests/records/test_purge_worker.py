@@ -8,8 +8,8 @@ import pytest
 from django.conf import settings
 from django.db import transaction
 
+from records.kind import on_delete
 from records.models import PurgeJob
-from records.services.kind import on_delete
 from records.services.providers import backend_of
 from tests.records.conftest import record_memory
 from tests.workers import assert_alive, celery_worker

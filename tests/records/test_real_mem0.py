@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 
 from memoryhub.models import Memory
-from records import recall
+from records import context
 from records.models import PurgeJob
 from records.services import providers
 from tests import factories
@@ -101,7 +101,7 @@ def test_records_on_real_mem0_end_to_end(
     assert reader.get(f"{records_url}/{tea}").status_code == 404
 
     row = Memory.objects.select_related("provider").get(pk=memory["id"])
-    block = recall.recall(row, "Where does the user live?")
+    block = context.recall(row, "Where does the user live?")
     assert 'trust="untrusted"' in block and "Izmir" in block
 
     with django_capture_on_commit_callbacks(execute=True):

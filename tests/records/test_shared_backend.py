@@ -99,7 +99,7 @@ def test_the_same_namespace_on_another_backend_or_type_is_free(tenant, other_ten
 
 
 def test_the_default_namespace_is_keyed_by_a_server_secret(tenant, settings):
-    from records.services.kind import default_namespace
+    from records.kind import default_namespace
 
     data = adopt(tenant.api(), provider_on(tenant, HOST)).json()
     namespace = data["namespace"]
@@ -169,8 +169,8 @@ def test_a_purge_never_deletes_a_namespace_live_on_the_same_backend(
 def test_a_skipped_purge_is_listed_and_not_retried_while_the_namespace_is_live(
     tenant, other_tenant, platform_provider, platform_server, eager_celery
 ):
+    from records.kind import on_delete
     from records.services import purges
-    from records.services.kind import on_delete
     from records.tasks import purge_namespace
 
     theirs = provider_on(other_tenant, platform_server.url + "/")

@@ -16,7 +16,7 @@ from memoryhub.errors import ApiError
 from memoryhub.models import MAX_NAMESPACE, Memory, MemoryProvider, Run
 from memoryhub.principals import Principal
 from memoryhub.tools import RECORD_TOOL_KEYS, Tool
-from records.recall import recall_many
+from records.context import recall_many
 from records.services import namespaces, purges
 from records.services.providers import require_enabled
 from records.tools import READ_KEYS, run_record_tool, tool
