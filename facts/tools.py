@@ -137,7 +137,9 @@ class Toolbox:
         offered = []
         for tool in TOOLS:
             description, required = PATH_DESCRIPTIONS[tool.name]
-            path = replace(choice("path", self.given, description), required=required)
+            path = choice("path", self.given, description)
+            if not required:  # null or left out: every folder of the toolbox
+                path = replace(path, rule=path.rule.or_null(), required=False)
             offered.append(replace(tool, arguments={**tool.arguments, "path": path}))
         return offered
 

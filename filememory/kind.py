@@ -8,7 +8,7 @@ from typing import Any
 from filememory.context import file_context_block
 from filememory.models import File, Revision, SeenFile, Sighting
 from filememory.services.paths import clean_path
-from filememory.tools import file_tools, run_file_tool
+from filememory.tools import READ_KEYS, file_tools, run_file_tool
 from memoryhub.catalog import BUILTIN_GUIDES, MemoryKind, Mount
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Run
@@ -82,7 +82,7 @@ FILE_KIND = MemoryKind(
     clean_always_load=clean_always_load,
     default_guide=BUILTIN_GUIDES["file"],
     tool_keys=tuple(FILE_TOOL_KEYS),
-    read_tool_keys=frozenset({"file_view"}),
+    read_tool_keys=frozenset(READ_KEYS),
     tools=tools,
     run_tool=run_tool,
     tools_in_database=True,  # a write and its call's record commit together

@@ -45,6 +45,7 @@ from memoryhub.tools import (
 )
 
 LISTING_LIMIT = 500  # lines of a folder listing
+READ_KEYS = {"file_view"}  # the only tool a read-only mount gets
 
 
 def _path(description: str = "Path relative to the memory, e.g. notes/todo.md") -> Argument:
@@ -56,7 +57,7 @@ def _text(name: str, description: str = "") -> Argument:
 
 
 def _tool(key: str, description: str, arguments: dict[str, Argument], handler) -> Tool:
-    permission = Permission.READ if key == "file_view" else Permission.RUN
+    permission = Permission.READ if key in READ_KEYS else Permission.RUN
     return Tool(tool_name(key), description, arguments, permission, handler)
 
 
@@ -121,7 +122,7 @@ def _tools() -> dict[str, Tool]:
     }
 
 
-WRITE_KEYS = set(FILE_TOOL_KEYS) - {"file_view"}
+WRITE_KEYS = set(FILE_TOOL_KEYS) - READ_KEYS
 
 
 def file_tools(

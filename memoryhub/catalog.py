@@ -31,8 +31,12 @@ def _no_tools(mounts: Sequence[Mount], disabled: set[str]) -> list[Any]:
     return []
 
 
-def _no_context(run: Any, mount: Mount, *, budget_bytes: int, full: bool) -> str:
+def _no_context(run: Any, mount: Mount, *, budget_bytes: int, **_: Any) -> str:
     return ""
+
+
+def _no_tool_runs(principal: Any, mount: Mount, tool: Any, arguments: dict, **_: Any) -> str:
+    raise ApiError(403, f"{tool.name} is not offered to this run")
 
 
 @dataclass
@@ -67,13 +71,14 @@ class MemoryKind:
     # offered: with several mounts each takes a ``memory`` argument naming the ones it reaches.
     tools: Callable[[Sequence[Mount], set[str]], list[Any]] = _no_tools
     # (principal, mount, tool, checked arguments, *, run, tool_call_id) -> the tool message.
-    run_tool: Callable[..., str] | None = None
+    run_tool: Callable[..., str] = _no_tool_runs
     # Whether a tool's work is in the database, so it commits with the call's record.
     tools_in_database: bool = True
     # (run, mounts of this kind) -> {memory id: block}, fetched before the blocks are laid
     # out (record recall runs for all mounts at once); mounts without one get no block.
     prefetch_context: Callable[[Any, Sequence[Mount]], dict[str, str]] | None = None
-    # (run, mount, *, budget_bytes, full) -> the mount's context block ("" for none).
+    # (run, mount, *, budget_bytes, full, prefetched) -> the mount's context block ("" for
+    # none); ``prefetched`` is what prefetch_context fetched for all the run's mounts.
     context_block: Callable[..., str] = _no_context
 
     def tool_allowed(self, key: str, access: str) -> bool:

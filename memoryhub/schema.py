@@ -166,8 +166,8 @@ class AutoSchema(SpectacularAutoSchema):
 
     def _map_basic_serializer(self, serializer, direction):
         schema = super()._map_basic_serializer(serializer, direction)
-        # Unknown fields of a body are 422 (memoryhub.api.base.body and the services), save
-        # in the few objects whose extra keys are read past (accepts_unknown_fields).
+        # Unknown fields of a body are 422 (memoryhub.rules.RequestSerializer), save in the
+        # few objects whose extra keys are read past (accepts_unknown_fields).
         if direction == "request" and not getattr(serializer, "accepts_unknown_fields", False):
             schema["additionalProperties"] = False
         # A serializer may add keywords no field can state, such as {"minProperties": 1}.

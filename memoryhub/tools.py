@@ -198,9 +198,9 @@ class Tool:
         if unknown:
             raise ApiError(422, f"unknown arguments: {', '.join(unknown)}")
         missing = [n for n, a in self.arguments.items() if a.required and n not in arguments]
-        for name in missing:
-            if self.arguments[name].rule_explains_missing:
-                self.arguments[name].rule(None)
-        if missing:
-            raise ApiError(422, f"missing arguments: {', '.join(missing)}")
+        plain = [n for n in missing if not self.arguments[n].rule_explains_missing]
+        if plain:
+            raise ApiError(422, f"missing arguments: {', '.join(plain)}")
+        for name in missing:  # a choice left out: its rule lists what to choose from
+            self.arguments[name].rule(None)
         return {name: self.arguments[name].rule(value) for name, value in arguments.items()}

@@ -11,7 +11,7 @@ from memoryhub.api.representations import iso
 from memoryhub.etags import etag_for
 from memoryhub.models import MemoryProvider
 from memoryhub.permissions import CanRead, ReadOrRun, ReadOrWrite
-from memoryhub.rules import parse
+from memoryhub.rules import NoBody, parse
 from memoryhub.schema import ETAG, IF_MATCH, PAGE_PARAMETERS, errors, page_of
 from records import serializers
 from records.backends import DEFAULT_BASE_URL
@@ -138,7 +138,7 @@ class ProviderTestView(ApiView):
         responses={200: serializers.MemoryProviderTestSerializer},
     )
     def post(self, request: Request, provider_id: str) -> Response:
-        parse(serializers.MemoryProviderTestRequestSerializer, request.data)
+        parse(NoBody, request.data)
         return Response(providers.test_provider(self.principal, provider_id))
 
 

@@ -1,4 +1,5 @@
-"""What the memory catalog asks of record memories: checks on create, and the purge on delete."""
+"""What record memories contribute (``memoryhub.catalog.MemoryKind``): checks on create,
+the purge on delete, the record tools of a run and its recalled context."""
 
 from __future__ import annotations
 
@@ -87,7 +88,7 @@ def prepare_create(principal: Principal, data: dict) -> dict:
     namespace = default_namespace(memory_id) if explicit is None else validate_namespace(explicit)
     with transaction.atomic():
         provider = _provider(principal, data)
-        # Held until the caller's transaction (create_memory's) commits the new row: the
+        # Held until the caller's transaction (memories.create's) commits the new row: the
         # check and the INSERT are one step for every workspace on this backend.
         key = namespaces.key_of(provider)
         namespaces.lock(key, namespace)
@@ -109,7 +110,7 @@ def tools(mounts: Sequence[Mount], disabled: set[str]) -> list[Tool]:
     """With several record mounts, each tool takes ``memory``: the mounts it may reach."""
     found = []
     for key in RECORD_TOOL_KEYS:
-        names = [m.name for m in mounts if m.access == "write" or key in READ_KEYS]
+        names = [m.name for m in mounts if RECORD_KIND.tool_allowed(key, m.access)]
         if key not in disabled and names:
             found.append(tool(key, names if len(mounts) > 1 else None))
     return found

@@ -14,14 +14,13 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
 from memoryhub.rules import RequestSerializer
-from memoryhub.services.common import NAME_MAX_CHARS
+from memoryhub.services.common import NAME, NAME_MAX_CHARS
 from records.services.providers import (
     BASE_URL,
     CONNECT_TIMEOUT,
     PROVIDER_CONFIG,
     PROVIDER_CREDENTIAL,
     PROVIDER_ENABLED,
-    PROVIDER_NAME,
     PROVIDER_TYPE,
     READ_TIMEOUT,
 )
@@ -38,7 +37,7 @@ class MemoryProviderCreateSerializer(RequestSerializer):
     """The body of POST /memory-providers."""
 
     type = PROVIDER_TYPE.field(help_text="The backend; it never changes.")
-    name = PROVIDER_NAME.field(help_text=NAME_HELP)
+    name = NAME.field(help_text=NAME_HELP)
     config = PROVIDER_CONFIG.field(required=False, allow_null=True)
     credential = PROVIDER_CREDENTIAL.field(required=False, help_text="Optional for mem0_oss.")
     enabled = PROVIDER_ENABLED.field(required=False, default=True)
@@ -47,7 +46,7 @@ class MemoryProviderCreateSerializer(RequestSerializer):
 class MemoryProviderChangeSerializer(RequestSerializer):
     """The body of PATCH /memory-providers/{id}: the fields to change (type never changes)."""
 
-    name = PROVIDER_NAME.field(required=False, help_text=NAME_HELP)
+    name = NAME.field(required=False, help_text=NAME_HELP)
     config = PROVIDER_CONFIG.field(
         required=False, allow_null=True, help_text="Replaces the whole config."
     )
@@ -55,13 +54,6 @@ class MemoryProviderChangeSerializer(RequestSerializer):
         required=False, help_text="Replaces the stored credential; null removes it (mem0_oss)."
     )
     enabled = PROVIDER_ENABLED.field(required=False)
-
-
-class MemoryProviderTestRequestSerializer(RequestSerializer):
-    """The body of POST /memory-providers/{id}/test: none (an empty object at most)."""
-
-
-# --- memory providers: answers ------------------------------------------------------------
 
 
 class MemoryProviderConfigSerializer(serializers.Serializer):

@@ -18,7 +18,7 @@ from memoryhub.errors import ApiError
 from memoryhub.models import MAX_NAMESPACE, Memory
 from memoryhub.rules import RequestSerializer, Rule
 from memoryhub.schema import named_enum
-from memoryhub.services import agents, memories
+from memoryhub.services import agents, common, memories
 from memoryhub.services.common import NAME_MAX_CHARS
 from memoryhub.tools import MOUNT_NAME_PATTERN, TOOL_KEYS
 
@@ -68,7 +68,7 @@ NAME_HELP = f"1-{NAME_MAX_CHARS} characters, stripped."
 class AgentCreate(RequestSerializer):
     """The fields an agent is created or changed with."""
 
-    name = agents.NAME.field(help_text=NAME_HELP)
+    name = common.NAME.field(help_text=NAME_HELP)
     toolset = agents.TOOLSET.field(required=False, allow_null=True, help_text=TOOLSET_HELP)
     memory_mounts = agents.AGENT_MOUNTS.field(
         required=False, allow_null=True, help_text=MOUNTS_HELP
@@ -79,7 +79,7 @@ class AgentCreate(RequestSerializer):
 class AgentChange(RequestSerializer):
     """The fields an agent is created or changed with."""
 
-    name = agents.NAME.field(required=False, help_text=NAME_HELP)
+    name = common.NAME.field(required=False, help_text=NAME_HELP)
     toolset = agents.TOOLSET.field(required=False, allow_null=True, help_text=TOOLSET_HELP)
     memory_mounts = agents.AGENT_MOUNTS.field(
         required=False, allow_null=True, help_text=MOUNTS_HELP
@@ -138,7 +138,7 @@ class MemoryCreate(RequestSerializer):
         default=memories.DEFAULT_TYPE,
         help_text="postgres makes a file memory; a provider's type makes a record memory.",
     )
-    name = agents.NAME.field(help_text=NAME_HELP)
+    name = common.NAME.field(help_text=NAME_HELP)
     description = memories.DESCRIPTION.field(required=False)
     labels = memories.LABELS.field(required=False, help_text=LABELS_HELP)
     guide = memories.GUIDE.field(required=False, allow_null=True, help_text=GUIDE_HELP)
@@ -157,7 +157,7 @@ class MemoryCreate(RequestSerializer):
 class MemoryChange(RequestSerializer):
     """The fields a memory's PATCH may change (type, provider_id and namespace never change)."""
 
-    name = agents.NAME.field(required=False, help_text=NAME_HELP)
+    name = common.NAME.field(required=False, help_text=NAME_HELP)
     description = memories.DESCRIPTION.field(required=False)
     labels = memories.LABELS.field(required=False, help_text=LABELS_HELP)
     guide = memories.GUIDE.field(required=False, allow_null=True, help_text=GUIDE_HELP)

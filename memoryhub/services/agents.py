@@ -22,16 +22,13 @@ from memoryhub.errors import ApiError
 from memoryhub.models import Agent, Memory, Permission
 from memoryhub.principals import Principal
 from memoryhub.rules import Rule
-from memoryhub.services.common import NAME_MAX_CHARS, bump_version, get_in_workspace, validate_name
+from memoryhub.services.common import bump_version, get_in_workspace
 from memoryhub.tools import MOUNT_NAME_PATTERN, TOOL_KEYS
 
 _MOUNT_NAME_RE = re.compile(MOUNT_NAME_PATTERN)
 MOUNT_FIELDS = ("name", "memory_id", "access", "recall")
 MOUNT_DEFAULTS = {"access": "read", "recall": True}
 
-# A display name (agents, memories): validate_name's rule. It belongs beside validate_name
-# in services/common.py, which this change leaves alone.
-NAME = Rule(validate_name, {"type": "string", "minLength": 1, "maxLength": NAME_MAX_CHARS})
 
 # --- the toolset -----------------------------------------------------------------------------
 
@@ -242,8 +239,3 @@ def delete_agent(principal: Principal, agent_id: str, if_match: str) -> None:
         bump_version(agent, if_match)
         audit.record(principal, "agent.delete", "agent", agent.id)
         agent.delete()
-
-
-# --- unchecked fields (the admin's forms, fixtures, scripts) ---------------------------------
-# The same serializers as the REST bodies check them; the serializers import this module's
-# rules, hence the imports at call time.

@@ -11,6 +11,7 @@ from django.utils import timezone
 from memoryhub.errors import ApiError
 from memoryhub.etags import check_if_match
 from memoryhub.principals import Principal
+from memoryhub.rules import Rule
 
 M = TypeVar("M", bound=models.Model)
 
@@ -59,3 +60,7 @@ def validate_name(value: Any, field: str = "name", max_chars: int = NAME_MAX_CHA
     if not isinstance(value, str) or not value.strip() or len(value) > max_chars:
         raise ApiError(422, f"{field} is 1-{max_chars} characters")
     return value.strip()
+
+
+# A display name (agents, memories, providers).
+NAME = Rule(validate_name, {"type": "string", "minLength": 1, "maxLength": NAME_MAX_CHARS})

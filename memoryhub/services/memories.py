@@ -261,8 +261,3 @@ def delete_memory(principal: Principal, memory_id: str, if_match: str) -> None:
             deleter(principal, memory)
         audit.record(principal, "memory.delete", "memory", memory.id, kind=memory.kind)
         memory.delete()
-
-
-# --- unchecked fields (the admin's forms, fixtures, scripts) ---------------------------------
-# The same serializers as the REST bodies check them; the serializers import this module's
-# rules, hence the imports at call time.

@@ -20,10 +20,8 @@ from memoryhub.principals import Principal
 from memoryhub.reasons import Code, Reason
 from memoryhub.rules import Rule
 from memoryhub.services.common import (
-    NAME_MAX_CHARS,
     bump_version,
     get_in_workspace,
-    validate_name,
 )
 from records.backends import DEFAULT_BASE_URL, RecordBackend, make_backend
 from records.models import PurgeJob
@@ -135,7 +133,6 @@ PROVIDER_TYPE = Rule(
     {"type": "string", "enum": list(MemoryProvider.Type.values)},
     component="MemoryProviderType",
 )
-PROVIDER_NAME = Rule(validate_name, {"type": "string", "minLength": 1, "maxLength": NAME_MAX_CHARS})
 
 
 def validate_base_url(value: str) -> str:

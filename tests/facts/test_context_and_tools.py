@@ -173,6 +173,19 @@ def test_tools_reach_only_facts_under_their_paths(alice):
     assert alice.get(f"/v0/memory/facts/{outside['id']}").json()["version"] == 1
 
 
+def test_with_several_paths_a_null_path_searches_and_forgets_everywhere(alice):
+    """Models send null for an optional argument (OpenAI's strict mode always does)."""
+    paths = ("users/{user}/", "notes/")
+    saved = json.loads(call(alice, "save_memory", {"text": "tea note", "path": "notes/"}, paths))
+    found = json.loads(call(alice, "search_memory", {"query": "tea", "path": None}, paths))
+    assert [f["id"] for f in found["facts"]] == [saved["saved"]]
+    gone = json.loads(call(alice, "forget_memory", {"id": saved["saved"], "path": None}, paths))
+    assert gone == {"forgotten": saved["saved"]}
+    assert alice.get(f"/v0/memory/facts/{saved['saved']}").status_code == 404
+    refused = call(alice, "save_memory", {"text": "x", "path": None}, paths)
+    assert refused.startswith("error: invalid_argument: path must be one of")
+
+
 def test_several_paths_need_a_path_of_exactly_those(alice):
     paths = ("users/{user}/", "notes/")
     content = call(alice, "save_memory", {"text": "x"}, paths)

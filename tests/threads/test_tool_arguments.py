@@ -48,9 +48,9 @@ def memory(owner, name: str, provider=None) -> str:
     return response.json()["id"]
 
 
-def run_with(runner, agent, mounts: dict[str, str]) -> dict:
-    """A running run of a thread mounting ``{name: memory_id}`` with write access."""
-    memories = [{"name": n, "memory_id": m, "access": "write"} for n, m in mounts.items()]
+def run_with(runner, agent, mounts: dict[str, str], access: str = "write") -> dict:
+    """A running run of a thread mounting ``{name: memory_id}`` with ``access``."""
+    memories = [{"name": n, "memory_id": m, "access": access} for n, m in mounts.items()]
     thread = runner.post("/api/v1/threads", {"agent_id": agent.id, "memories": memories})
     assert thread.status_code == 201, thread.content
     run = runner.post(f"/api/v1/threads/{thread.json()['id']}/runs", {"input": "hi"})
@@ -106,3 +106,23 @@ def test_several_memories_still_take_a_memory_argument(owner, runner, agent, pro
     assert [r["text"] for r in listed] == ["Likes tea"]
     undeclared = call(run, "memory_file_view", {"memory": "team", "path": "", "mode": "x"}, "c3")
     assert undeclared == "error: invalid_argument: unknown arguments: mode"
+
+
+@pytest.mark.parametrize("memory_argument", [{}, {"memory": "nowhere"}])
+def test_a_writing_tool_over_read_only_mounts_names_them(
+    owner, runner, agent, provider, memory_argument
+):
+    """With several read-only mounts the writing tools are not offered; a call to one that
+    names no mount is a tool error listing the mounts (it was a 500), and nothing is written."""
+    team, mine = memory(owner, "Team"), memory(owner, "Mine")
+    facts, more = memory(owner, "Facts", provider), memory(owner, "More", provider)
+    mounts = {"team": team, "mine": mine, "facts": facts, "more": more}
+    run = run_with(runner, agent, mounts, access="read")
+    created = call(run, "memory_file_create", {**memory_argument, "path": "a.md", "file_text": "x"})
+    assert created == "error: invalid_argument: memory must be one of: team, mine"
+    added = call(run, "memory_record_add", {**memory_argument, "text": "Likes tea"}, "c2")
+    assert added == "error: invalid_argument: memory must be one of: facts, more"
+    # Nothing was started: the same id with the same arguments answers the same again.
+    again = call(run, "memory_record_add", {**memory_argument, "text": "Likes tea"}, "c2")
+    assert again == added
+    assert owner.get(f"/api/v1/memories/{team}/files/a.md").status_code == 404

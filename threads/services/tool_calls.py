@@ -59,7 +59,10 @@ def _offered(run: Run, key: str, kind: MemoryKind, arguments: dict) -> tuple[Run
     named = of_kind[0] if len(of_kind) == 1 else _named(of_kind, arguments.get("memory"))
     if named is not None and not kind.tool_allowed(key, named.access):
         raise ApiError(403, f"{named.name} is mounted read-only", code=Code.FORBIDDEN)
-    tool = next(t for t in kind.tools(of_kind, disabled) if t.name == f"memory_{key}")
+    tool = next((t for t in kind.tools(of_kind, disabled) if t.name == f"memory_{key}"), None)
+    if tool is None:  # no mount it may reach is named: say which ones there are
+        names = ", ".join(m.name for m in of_kind)
+        raise ApiError(422, f"memory must be one of: {names}")
     checked = tool.check(arguments)
     return named or _named(of_kind, checked["memory"]), tool, checked
 
