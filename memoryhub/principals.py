@@ -55,8 +55,11 @@ class Principal:
         return cls(run.workspace, "run", run.id, Permission.RUN, run=run)
 
     @classmethod
-    def for_staff(cls, workspace: Workspace, username: str) -> Principal:
-        return cls(workspace, "staff", f"user:{username}", Permission.WRITE, username=username)
+    def for_staff(
+        cls, workspace: Workspace, username: str, permission: str = Permission.WRITE
+    ) -> Principal:
+        """A staff user in the admin or the panel (the panel gives the role's permission)."""
+        return cls(workspace, "staff", f"user:{username}", permission, username=username)
 
     @classmethod
     def system(cls, workspace: Workspace) -> Principal:

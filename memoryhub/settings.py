@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "filememory",
     "records",
     "threads",
+    "panel",
 ]
 
 MIDDLEWARE = [

@@ -28,4 +28,5 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("healthz", healthz),
     path("admin/", admin.site.urls),
+    path("panel/", include("panel.urls")),
 ]

@@ -32,8 +32,9 @@ class Command(BaseCommand):
                     "",
                     f"  demo workspace: {demo['workspace_id']}",
                     f"  demo API key (write): {demo['api_key']}",
-                    f"  panel login: http://127.0.0.1:8000/admin/  user {demo['username']}"
+                    f"  panel: http://127.0.0.1:8000/panel/  user {demo['username']}"
                     f"  password {demo['password']}",
+                    "  admin: http://127.0.0.1:8000/admin/ (the same login)",
                     "",
                 ]
             )

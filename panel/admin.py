@@ -1,0 +1,14 @@
+from django.contrib import admin
+
+from panel.models import Membership
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    """Who of the staff sees which workspace in the panel, and with which role."""
+
+    list_display = ("user", "workspace", "role", "created_at")
+    list_filter = ("role",)
+    search_fields = ("user__username", "workspace__name", "workspace__id")
+    autocomplete_fields = ("user",)
+    raw_id_fields = ("workspace",)

@@ -1,0 +1,19 @@
+from django.urls import path
+
+from panel.views import base, facts, overview, people
+
+app_name = "panel"
+
+AGENT = "w/<str:workspace_id>/agents/<str:agent_id>/"
+
+urlpatterns = [
+    path("login/", base.LoginView.as_view(), name="login"),
+    path("logout/", base.LogoutView.as_view(), name="logout"),
+    path("", overview.index, name="index"),
+    path("w/<str:workspace_id>/", overview.overview, name="overview"),
+    path(AGENT + "facts/", facts.fact_list, name="facts"),
+    path(AGENT + "facts/<str:fact_id>/", facts.fact_detail, name="fact"),
+    path(AGENT + "facts/<str:fact_id>/forget/", facts.fact_forget, name="fact-forget"),
+    path("w/<str:workspace_id>/people/", people.people, name="people"),
+    path("w/<str:workspace_id>/people/<str:external_id>/erase/", people.erase, name="erase"),
+]

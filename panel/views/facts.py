@@ -1,0 +1,101 @@
+"""An agent's facts in the panel: the folder tree, the list and search (the API's own
+serializers and services), a fact with every version and its diff, and forgetting one."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from facts import paths
+from facts.scope import FactScope, for_staff
+from facts.serializers import FactListQuerySerializer, FactSearchQuerySerializer
+from facts.services import reading, writing
+from memoryhub.errors import ApiError
+from memoryhub.models import Agent, Permission
+from memoryhub.rules import parse
+from panel.diffs import word_diff
+from panel.services.access import Seat, seat
+from panel.services.facts import folder_tree
+from panel.views.base import panel_page, refused
+
+SEARCH_K = 50  # a search shows the best 50
+
+
+def _agent_scope(request: HttpRequest, workspace_id: str, agent_id: str) -> tuple[Seat, FactScope]:
+    here = seat(request.user, workspace_id)
+    return here, for_staff(here.principal, agent_id)
+
+
+def _agent(here: Seat, agent_id: str) -> Agent:
+    return Agent.objects.get(workspace=here.workspace, pk=agent_id)
+
+
+@panel_page
+def fact_list(request: HttpRequest, workspace_id: str, agent_id: str) -> HttpResponse:
+    here, scope = _agent_scope(request, workspace_id, agent_id)
+    context = {"seat": here, "agent": _agent(here, agent_id), "params": request.GET}
+    try:
+        context["tree"], context["tree_cut"] = folder_tree(scope)
+        if request.GET.get("query", "").strip():
+            params = request.GET.copy()
+            params.setdefault("k", str(SEARCH_K))
+            data = parse(FactSearchQuerySerializer, params)
+            folder = paths.resolve(data["path"], scope.viewer)
+            found = reading.search_facts(
+                scope, data["query"], folders=[folder], tags=data.get("tags"), k=data["k"]
+            )
+            context.update(facts=found, searching=True)
+        else:
+            page = reading.list_facts(scope, **parse(FactListQuerySerializer, request.GET))
+            context.update(facts=page.facts, next=page.next)
+    except ApiError as error:
+        if error.status == 404:
+            raise
+        context.update(facts=[], error=error)
+        return render(request, "panel/facts/list.html", context, status=error.status)
+    return render(request, "panel/facts/list.html", context)
+
+
+@panel_page
+def fact_detail(
+    request: HttpRequest, workspace_id: str, agent_id: str, fact_id: str
+) -> HttpResponse:
+    here, scope = _agent_scope(request, workspace_id, agent_id)
+    try:
+        fact, versions = reading.fact_versions(scope, fact_id)
+    except ApiError as error:
+        return refused(request, error, {"seat": here})
+    rows = []
+    for index, version in enumerate(versions):  # newest first: the next one is older
+        older = versions[index + 1] if index + 1 < len(versions) else None
+        rows.append(
+            {
+                "version": version,
+                "diff": word_diff(older.text, version.text) if older else None,
+                "moved_from": older.path if older and older.path != version.path else None,
+                "tags_before": list(older.tags) if older and older.tags != version.tags else None,
+            }
+        )
+    context = {"seat": here, "agent": _agent(here, agent_id), "fact": fact, "rows": rows}
+    return render(request, "panel/facts/detail.html", context)
+
+
+@panel_page
+def fact_forget(
+    request: HttpRequest, workspace_id: str, agent_id: str, fact_id: str
+) -> HttpResponse:
+    """A confirmation page; the POST deletes the fact with all its versions."""
+    here, scope = _agent_scope(request, workspace_id, agent_id)
+    context = {"seat": here, "agent": _agent(here, agent_id)}
+    try:
+        here.principal.require(Permission.WRITE)  # the API's own check: editors and admins
+        fact, versions = reading.fact_versions(scope, fact_id)
+        if request.method == "POST":
+            writing.delete_fact(here.principal, scope, fact_id)
+            messages.success(request, f"Forgot {fact.public_id} and its {len(versions)} versions.")
+            return redirect("panel:facts", workspace_id=workspace_id, agent_id=agent_id)
+    except ApiError as error:
+        return refused(request, error, context)
+    context.update(fact=fact, versions=versions)
+    return render(request, "panel/facts/forget.html", context)
