@@ -50,6 +50,7 @@ class NewFactId(models.Func):
 class WrittenBy(models.TextChoices):
     CODE = "code"
     MODEL = "model"
+    PERSON = "person"  # a correction made by staff in the panel (never over the API)
 
 
 class Fact(models.Model):
@@ -65,8 +66,10 @@ class Fact(models.Model):
     tags = ArrayField(models.CharField(max_length=50), default=list)
     confidence = models.FloatField(default=1.0)
     version = models.PositiveIntegerField(default=1)
-    run_id = models.CharField(max_length=48)
+    run_id = models.CharField(max_length=48)  # "" for a person's correction
     written_by = models.CharField(max_length=8, choices=WrittenBy.choices)
+    # Who corrected it, for written_by=person: the staff principal ("user:<username>").
+    author = models.CharField(max_length=160, blank=True, default="", db_default="")
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
     # The text case-folded for Turkish and English (facts.search.fold); the vector is
@@ -118,6 +121,9 @@ class FactVersion(models.Model):
     confidence = models.FloatField()
     run_id = models.CharField(max_length=48)
     written_by = models.CharField(max_length=8, choices=WrittenBy.choices)
+    author = models.CharField(
+        max_length=160, blank=True, default="", db_default=""
+    )  # see Fact.author
     # The idempotency key of the write that made this version (unique per run).
     key = models.CharField(max_length=200, null=True, blank=True)
     created_at = models.DateTimeField()

@@ -25,7 +25,9 @@ FACT_ID = validation.FACT_ID_SCHEMA["pattern"]
 class FactSourceSerializer(serializers.Serializer):
     run_id = serializers.CharField(help_text="The run that wrote this version.")
     written_by = serializers.ChoiceField(
-        choices=WrittenBy.choices, help_text="code, or model for a save made by a tool call."
+        choices=WrittenBy.choices,
+        help_text="code; model for a save made by a tool call; person for a correction made "
+        "by staff in the panel (its run_id is empty).",
     )
 
 

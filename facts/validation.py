@@ -60,8 +60,11 @@ def key(value: object) -> str:
     return value
 
 
+API_WRITERS = (WrittenBy.CODE, WrittenBy.MODEL)  # a person corrects in the panel only
+
+
 def written_by(value: object) -> str:
-    if value not in WrittenBy.values:
+    if value not in API_WRITERS:
         raise ApiError(422, "written_by is code or model")
     return str(value)
 
@@ -130,7 +133,7 @@ TAGS_PARAM = Rule(
 CONFIDENCE = Rule(confidence, {"type": "number", "minimum": 0, "maximum": 1})
 KEY = Rule(key, {"type": "string", "pattern": _anchored(KEY_RE), "maxLength": 200})
 WRITTEN_BY = Rule(
-    written_by, {"type": "string", "enum": list(WrittenBy.values)}, component="WrittenBy"
+    written_by, {"type": "string", "enum": [str(w) for w in API_WRITERS]}, component="WrittenBy"
 )
 FACT_ID_SCHEMA = {"type": "string", "pattern": _anchored(FACT_ID_RE)}
 REPLACES = Rule(lambda value: fact_pk(value, "replaces"), FACT_ID_SCHEMA)  # -> the pk

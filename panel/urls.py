@@ -13,6 +13,7 @@ urlpatterns = [
     path("w/<str:workspace_id>/", overview.overview, name="overview"),
     path(AGENT + "facts/", facts.fact_list, name="facts"),
     path(AGENT + "facts/<str:fact_id>/", facts.fact_detail, name="fact"),
+    path(AGENT + "facts/<str:fact_id>/edit/", facts.fact_edit, name="fact-edit"),
     path(AGENT + "facts/<str:fact_id>/forget/", facts.fact_forget, name="fact-forget"),
     path("w/<str:workspace_id>/people/", people.people, name="people"),
     path("w/<str:workspace_id>/people/<str:external_id>/erase/", people.erase, name="erase"),

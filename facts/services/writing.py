@@ -24,6 +24,10 @@ from memoryhub.principals import Principal
 from memoryhub.reasons import Reason
 
 KEY_CONSTRAINT = "fact_key_unique_per_run"
+CORRECTED_FIELDS = (
+    "version", "text", "search_text", "tags", "confidence", "run_id", "written_by", "author",
+    "updated_at",
+)  # fmt: skip
 PKEY_CONSTRAINT = "facts_fact_pkey"
 
 
@@ -100,6 +104,43 @@ def write_fact(
                 return earlier
         raise
     return written
+
+
+def correct_fact(
+    principal: Principal,
+    scope: FactScope,
+    fact_id: str,
+    *,
+    text: str,
+    tags: list[str] | None = None,
+    confidence: float | None = None,
+) -> FactVersion:
+    """A person's correction (staff in the panel): a new version in the same folder, written
+    by ``person`` and naming them (``author``), in no run. Checked values; ``tags`` and
+    ``confidence`` left out (None) are kept."""
+    principal.require(Permission.WRITE)
+    if principal.kind != "staff":
+        raise ApiError(403, "only a person corrects a fact outside a run")
+    pk = _pk_or_404(fact_id)
+    with transaction.atomic():
+        fact = scope.facts().select_for_update().filter(pk=pk).first()
+        if fact is None:
+            raise ApiError(404, "fact not found")
+        fact.version += 1
+        fact.text = text
+        fact.search_text = search.fold(text)
+        if tags is not None:
+            fact.tags = tags
+        if confidence is not None:
+            fact.confidence = confidence
+        fact.run_id, fact.written_by, fact.author = "", WrittenBy.PERSON, principal.id
+        fact.updated_at = timezone.now()
+        fact.save(update_fields=[*CORRECTED_FIELDS])
+        version = _add_version(fact, None)
+        audit.record(
+            principal, "fact.correct", "fact", fact.public_id, path=fact.path, version=fact.version
+        )
+    return version
 
 
 def delete_fact(
@@ -220,9 +261,11 @@ def _replace(scope: FactScope, request: _Request, within: list[Folder] | None) -
         fact.confidence = request.confidence
     fact.run_id = scope.run.id
     fact.written_by = request.written_by
+    fact.author = ""  # a run's version: no person wrote it
     fact.updated_at = timezone.now()
     fact.save(
         update_fields=[
+            "author",
             "version",
             "path",
             "text",
@@ -249,6 +292,7 @@ def _add_version(fact: Fact, key: str | None) -> FactVersion:
         confidence=fact.confidence,
         run_id=fact.run_id,
         written_by=fact.written_by,
+        author=fact.author,
         key=key,
         created_at=fact.updated_at,
     )

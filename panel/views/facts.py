@@ -7,7 +7,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from facts import paths
+from facts import paths, validation
 from facts.scope import FactScope, for_staff
 from facts.serializers import FactListQuerySerializer, FactSearchQuerySerializer
 from facts.services import reading, writing
@@ -79,6 +79,41 @@ def fact_detail(
         )
     context = {"seat": here, "agent": _agent(here, agent_id), "fact": fact, "rows": rows}
     return render(request, "panel/facts/detail.html", context)
+
+
+def _number(raw: str) -> object:
+    """A form's number as a float when it reads as one; else as sent, for the rule to refuse."""
+    try:
+        return float(raw)
+    except ValueError:
+        return raw
+
+
+@panel_page
+def fact_edit(request: HttpRequest, workspace_id: str, agent_id: str, fact_id: str) -> HttpResponse:
+    """Correct a fact: a new version written by this person (the API's rules check it)."""
+    here, scope = _agent_scope(request, workspace_id, agent_id)
+    here.principal.require(Permission.WRITE)  # the API's own check: editors and admins
+    fact = reading.get_fact(scope, fact_id)
+    context = {"seat": here, "agent": _agent(here, agent_id), "fact": fact, "form": request.POST}
+    if request.method != "POST":
+        return render(request, "panel/facts/edit.html", context)
+    try:
+        version = writing.correct_fact(
+            here.principal,
+            scope,
+            fact_id,
+            text=validation.TEXT(request.POST.get("text", "").replace("\r\n", "\n")),
+            tags=validation.TAGS_PARAM(request.POST.get("tags", "").replace(" ", "")),
+            confidence=validation.CONFIDENCE(_number(request.POST.get("confidence", ""))),
+        )
+    except ApiError as error:
+        if error.status == 404:
+            raise
+        context["error"] = error
+        return render(request, "panel/facts/edit.html", context, status=error.status)
+    messages.success(request, f"Saved version {version.version} of {fact.public_id}.")
+    return redirect("panel:fact", workspace_id=workspace_id, agent_id=agent_id, fact_id=fact_id)
 
 
 @panel_page

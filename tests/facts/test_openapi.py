@@ -72,7 +72,12 @@ def test_the_documented_fact_is_the_served_fact(schema, alice):
     assert set(fact["properties"]) == set(served) == set(fact["required"])
     source = resolve(schema, fact["properties"]["source"])
     assert set(source["properties"]) == set(served["source"]) == set(source["required"])
-    assert resolve(schema, source["properties"]["written_by"])["enum"] == ["code", "model"]
+    # person: a correction made by staff in the panel (issue 14); the API writes only the two.
+    assert resolve(schema, source["properties"]["written_by"])["enum"] == [
+        "code",
+        "model",
+        "person",
+    ]
     _is_fact_id_pattern(fact["properties"]["id"]["pattern"])
     assert fact["properties"]["created_at"]["format"] == "date-time"
     assert fact["properties"]["confidence"]["maximum"] == 1

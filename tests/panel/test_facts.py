@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from facts.models import Fact
 from tests.facts.conftest import run_for, save, seed_facts
 from tests.panel.conftest import logged_in
 
@@ -112,3 +113,61 @@ def test_a_script_in_a_fact_is_shown_as_text(viewer, tenant, agent):
         body = logged_in(viewer).get(url).content.decode()
         assert "<script>alert" not in body
         assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body
+
+
+def test_a_viewer_may_not_correct(viewer, tenant, agent, remembered):
+    url = facts_url(tenant, agent, remembered["id"] + "/edit/")
+    client = logged_in(viewer)
+    assert client.get(url).status_code == 403
+    assert client.post(url, {"text": "x", "tags": "", "confidence": "1"}).status_code == 403
+
+
+def test_an_editor_corrects_a_fact_as_a_new_version_in_their_name(
+    editor, tenant, agent, remembered
+):
+    client = logged_in(editor)
+    url = facts_url(tenant, agent, remembered["id"] + "/edit/")
+    form = client.get(url)
+    assert form.status_code == 200 and "Ayşe İzmir&#x27;de yaşıyor" in form.content.decode()
+    saved = client.post(
+        url,
+        {"text": "Ayşe Ankara'da yaşıyor ve çay sever", "tags": "moved, city", "confidence": "0.8"},
+        follow=True,
+    )
+    body = saved.content.decode()
+    assert "Saved version 3 of" in body
+    assert "<del>İzmir&#x27;de</del><ins>Ankara&#x27;da</ins>" in body
+    assert "corrected by <strong>user:ed</strong>" in body
+    # The API shows the person's version as such, in no run.
+    api = tenant.api("read").get(f"/api/v1/agents/{agent.id}/facts/{remembered['id']}").json()
+    assert api["version"] == 3 and api["tags"] == ["moved", "city"] and api["confidence"] == 0.8
+    assert api["source"] == {"run_id": "", "written_by": "person"}
+    event = tenant.workspace.audit_events.get(action="fact.correct")
+    assert event.principal_id == "user:ed" and event.details["version"] == 3
+    # And the search finds the new text.
+    found = client.get(facts_url(tenant, agent), {"query": "ANKARA"}).content.decode()
+    assert "Ankara&#x27;da" in found
+
+
+@pytest.mark.parametrize(
+    ("form", "message"),
+    [
+        ({"text": "   ", "tags": "", "confidence": "1"}, "text is 1-4000 characters"),
+        ({"text": "ok", "tags": "a/b", "confidence": "1"}, "each tag is 1-50 of"),
+        ({"text": "ok", "tags": "", "confidence": "2"}, "confidence is a number from 0 to 1"),
+        ({"text": "ok", "tags": "", "confidence": "x"}, "confidence is a number from 0 to 1"),
+    ],
+)
+def test_a_bad_correction_changes_nothing(editor, tenant, agent, remembered, form, message):
+    client = logged_in(editor)
+    response = client.post(facts_url(tenant, agent, remembered["id"] + "/edit/"), form)
+    assert response.status_code == 422 and message in response.content.decode()
+    assert Fact.objects.get(pk=int(remembered["id"][2:])).version == 2
+
+
+def test_the_api_cannot_claim_a_person_wrote_a_fact(run_api):
+    response = run_api.post(
+        "/v0/memory/facts", {"path": "notes/", "text": "x", "written_by": "person"}
+    )
+    assert response.status_code == 422
+    assert response.json()["error"]["message"] == "written_by is code or model"
