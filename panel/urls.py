@@ -1,6 +1,6 @@
 from django.urls import path
 
-from panel.views import base, facts, overview, people
+from panel.views import base, facts, operations, overview, people
 
 app_name = "panel"
 
@@ -17,4 +17,11 @@ urlpatterns = [
     path(AGENT + "facts/<str:fact_id>/forget/", facts.fact_forget, name="fact-forget"),
     path("w/<str:workspace_id>/people/", people.people, name="people"),
     path("w/<str:workspace_id>/people/<str:external_id>/erase/", people.erase, name="erase"),
+    path("w/<str:workspace_id>/purges/", operations.purge_jobs, name="purges"),
+    path(
+        "w/<str:workspace_id>/purges/<str:job_id>/retry/",
+        operations.purge_retry,
+        name="purge-retry",
+    ),
+    path("w/<str:workspace_id>/audit/", operations.audit_log, name="audit"),
 ]
