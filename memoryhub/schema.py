@@ -245,20 +245,26 @@ def named_enum(name: str, choices) -> type[serializers.ChoiceField]:
 # The "type" of an OpenAI function tool (definitions and calls): one component for both.
 FunctionToolType = named_enum("FunctionToolType", ["function"])
 
-PAGE_PARAMETERS = [
-    OpenApiParameter(
-        "limit",
-        {"type": "integer", "minimum": 1, "maximum": Pagination.max_limit},
-        default=Pagination.default_limit,
-        description="Page size.",
-    ),
-    OpenApiParameter(
-        "offset",
-        {"type": "integer", "minimum": 0, "maximum": Pagination.max_offset},
-        default=0,
-        description="Items to skip.",
-    ),
-]
+
+def page_parameters(pagination: type[Pagination] = Pagination, items: str = "Items") -> list:
+    """The ``?limit=&offset=`` of a list paged by ``pagination``, with its bounds."""
+    return [
+        OpenApiParameter(
+            "limit",
+            {"type": "integer", "minimum": 1, "maximum": pagination.max_limit},
+            default=pagination.default_limit,
+            description="Page size.",
+        ),
+        OpenApiParameter(
+            "offset",
+            {"type": "integer", "minimum": 0, "maximum": pagination.max_offset},
+            default=0,
+            description=f"{items} to skip.",
+        ),
+    ]
+
+
+PAGE_PARAMETERS = page_parameters()
 
 IF_MATCH = OpenApiParameter(
     "If-Match",

@@ -9,11 +9,11 @@ results}`` page around what the backend answered.
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryhub.api.pagination import Pagination
+from memoryhub.schema import page_parameters
 from records.services.records import DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, MAX_LIST_OFFSET
 
 
@@ -37,17 +37,4 @@ class RecordPagination(Pagination):
         return self.get_paginated_response(results)
 
 
-RECORD_PAGE_PARAMETERS = [
-    OpenApiParameter(
-        "limit",
-        {"type": "integer", "minimum": 1, "maximum": RecordPagination.max_limit},
-        default=RecordPagination.default_limit,
-        description="Page size.",
-    ),
-    OpenApiParameter(
-        "offset",
-        {"type": "integer", "minimum": 0, "maximum": RecordPagination.max_offset},
-        default=0,
-        description="Records to skip.",
-    ),
-]
+RECORD_PAGE_PARAMETERS = page_parameters(RecordPagination, "Records")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Prefetch
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -43,10 +43,8 @@ def purge_jobs(request: HttpRequest, workspace_id: str) -> HttpResponse:
 def purge_retry(request: HttpRequest, workspace_id: str, job_id: str) -> HttpResponse:
     here = seat(request.user, workspace_id)
     here.require(Role.ADMIN)
-    if not PurgeJob.objects.filter(workspace=here.workspace, pk=job_id).exists():
-        raise Http404("no such purge job")
     try:
-        purges.retry(job_id)
+        purges.retry(job_id, workspace_id=here.workspace.id)
     except ApiError as error:
         return refused(request, error, {"seat": here})
     audit.record(here.principal, "purge.retry", "purge_job", job_id)

@@ -285,12 +285,17 @@ def attempt(job_id: str, tries: int | None = None) -> Outcome:
     return finish(claimed, _try(claimed.job))
 
 
-def retry(job_id: str) -> PurgeJob:
-    """Starts a pending, failed or skipped job over with a full set of tries (operators'
-    command), unless a live memory on the job's backend uses the namespace or a try of
-    it is under way."""
+def retry(job_id: str, *, workspace_id: str | None = None) -> PurgeJob:
+    """Starts a pending, failed or skipped job over with a full set of tries, unless a live
+    memory on the job's backend uses the namespace or a try of it is under way.
+
+    ``workspace_id`` confines it to one workspace's jobs (the panel; 404 for another's);
+    operators' command and the admin reach every job."""
     with transaction.atomic():
-        job = PurgeJob.objects.select_for_update().filter(pk=job_id).first()
+        jobs = PurgeJob.objects.select_for_update().filter(pk=job_id)
+        if workspace_id is not None:
+            jobs = jobs.filter(workspace_id=workspace_id)
+        job = jobs.first()
         if job is None:
             raise ApiError(404, "purge job not found")
         if job.status == PurgeJob.Status.DONE:
