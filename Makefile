@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 MEM0_STAMP := $(VENV)/.installed-mem0
 
-.PHONY: install run test fuzz lint format bench clean
+.PHONY: install run test fuzz lint format bench screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,12 @@ format: $(STAMP)
 ## Benchmarks: figures go to bench/results.json.
 bench: $(STAMP)
 	$(BIN)/python -m memoryhub.embedded $(BIN)/python -m bench $(BENCH_ARGS)
+
+## PNGs of the panel's main pages, from the browser tests on the demo data.
+SCREENSHOTS ?= docs/screenshots
+screenshots: $(STAMP)
+	MEMORYHUB_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/python -m memoryhub.embedded \
+		$(BIN)/python -m pytest --ds=memoryhub.test_settings -m browser tests/browser $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .data .pytest_cache .ruff_cache

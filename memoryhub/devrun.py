@@ -3,22 +3,49 @@
 Starts an embedded PostgreSQL when ``DATABASE_URL`` is unset (and nothing answers on
 127.0.0.1:5432), migrates, creates the demo workspace, prints a demo API key and a panel
 login, and runs a Celery worker and Celery beat (the periodic tasks: the purge sweep)
-beside gunicorn until Ctrl-C. Beat keeps its schedule file under the data folder.
+beside gunicorn until Ctrl-C. Once gunicorn answers, the demo data is seeded over the API
+(``memoryhub.demo``), the first time only. Beat keeps its schedule file under the data folder.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
 
+import requests
+
+from memoryhub import demo
 from memoryhub.embedded import data_dir, ensure_database
 
 
 def _manage(environ: dict, *args: str) -> None:
     subprocess.run([sys.executable, "manage.py", *args], env=environ, check=True)  # noqa: S603
+
+
+def _seed_once(base_url: str) -> None:
+    """Seed the demo workspace once the server answers; remembered in its credentials."""
+    path = data_dir() / "demo-credentials.json"
+    credentials = json.loads(path.read_text())
+    if credentials.get("seeded"):
+        return
+    for _ in range(120):
+        try:
+            if requests.get(f"{base_url}/healthz", timeout=5).ok:
+                break
+        except requests.RequestException:  # not listening yet, or still booting
+            pass
+        time.sleep(0.5)
+    made = demo.seed(base_url, credentials["api_key"])
+    path.write_text(json.dumps({**credentials, "seeded": True}, indent=2))
+    print(
+        f"demo seeded: agent {made.agent_id} with {len(made.facts)} facts, "
+        f"a file memory with history, {len(made.thread_ids)} threads",
+        flush=True,
+    )
 
 
 def main() -> int:
@@ -32,7 +59,8 @@ def main() -> int:
     processes: list[subprocess.Popen] = []
     try:
         _manage(environ, "migrate", "--no-input", "-v", "0")
-        _manage(environ, "demo_setup", "--data-dir", str(data_dir()))
+        base_url = f"http://127.0.0.1:{port}"
+        _manage(environ, "demo_setup", "--data-dir", str(data_dir()), "--base-url", base_url)
         broker = "Redis" if environ.get("REDIS_URL") else "the embedded filesystem broker"
         print(f"Celery worker and beat starting on {broker}", flush=True)
         processes.append(
@@ -87,7 +115,8 @@ def main() -> int:
                 env=environ,
             )
         )
-        print(f"memoryhub serving on http://127.0.0.1:{port} (Ctrl-C stops it)", flush=True)
+        _seed_once(base_url)
+        print(f"memoryhub serving on {base_url} (Ctrl-C stops it)", flush=True)
         while all(p.poll() is None for p in processes):
             time.sleep(0.5)
         return 1

@@ -18,8 +18,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--data-dir", required=True, help="where the demo credentials live")
+        parser.add_argument(
+            "--base-url", default="http://127.0.0.1:8000", help="where memoryhub is served"
+        )
 
-    def handle(self, *args, data_dir: str, **options) -> None:
+    def handle(self, *args, data_dir: str, base_url: str, **options) -> None:
         path = Path(data_dir) / "demo-credentials.json"
         demo = json.loads(path.read_text()) if path.exists() else {}
         if not Workspace.objects.filter(pk=demo.get("workspace_id")).exists():
@@ -32,9 +35,9 @@ class Command(BaseCommand):
                     "",
                     f"  demo workspace: {demo['workspace_id']}",
                     f"  demo API key (write): {demo['api_key']}",
-                    f"  panel: http://127.0.0.1:8000/panel/  user {demo['username']}"
+                    f"  panel: {base_url}/panel/  user {demo['username']}"
                     f"  password {demo['password']}",
-                    "  admin: http://127.0.0.1:8000/admin/ (the same login)",
+                    f"  admin: {base_url}/admin/ (the same login)",
                     "",
                 ]
             )
