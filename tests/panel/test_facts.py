@@ -171,3 +171,15 @@ def test_the_api_cannot_claim_a_person_wrote_a_fact(run_api):
     )
     assert response.status_code == 422
     assert response.json()["error"]["message"] == "written_by is code or model"
+
+
+def test_an_eval_runs_facts_are_never_shown(viewer, tenant, agent, remembered):
+    _, evaluating = run_for(tenant, agent, "ayse", eval=True)
+    save(evaluating, "users/{user}/", "Evaluation-only fact about zeppelins")
+    save(evaluating, "evals/", "Another zeppelins fact of the eval")
+    client = logged_in(viewer)
+    listed = client.get(facts_url(tenant, agent)).content.decode()
+    found = client.get(facts_url(tenant, agent) + "?query=zeppelins").content.decode()
+    assert "zeppelins" not in listed and "evals" not in listed
+    assert "zeppelins" not in found.replace('value="zeppelins"', "")
+    assert 'href="?path=">/ <span class="count">4</span>' in listed  # the real memory's 4
