@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 
 import pytest
+from django.test import Client
 
 from memoryhub.models import Memory
 from records.services import records
@@ -327,3 +328,23 @@ def test_a_disabled_provider_says_so(viewer, tenant, oss_memory, oss_provider):
     assert response.status_code == 422
     assert "The provider of this memory is disabled." in body
     assert f'href="/panel/w/{tenant.workspace.id}/providers/"' in body
+
+
+def test_a_delete_needs_the_forms_csrf_token(editor, tenant, oss_memory):
+    record_id = add(tenant, oss_memory, "guarded")
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(editor)
+    form = client.get(page_url(oss_memory, f"{record_id}/delete/")).content.decode()
+    assert 'name="csrfmiddlewaretoken"' in form
+    assert client.post(page_url(oss_memory, f"{record_id}/delete/")).status_code == 403
+    assert records.get_record(tenant.owner, oss_memory, record_id).text == "guarded"
+
+
+def test_a_superuser_works_in_any_workspace(superuser, tenant, oss_memory):
+    record_id = add(tenant, oss_memory, "seen by root")
+    client = logged_in(superuser)
+    assert "seen by root" in client.get(page_url(oss_memory)).content.decode()
+    done = client.post(page_url(oss_memory, f"{record_id}/delete/"))
+    assert done.status_code == 302
+    event = tenant.workspace.audit_events.get(action="record.delete")
+    assert event.principal_id == "user:root"
