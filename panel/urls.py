@@ -1,10 +1,14 @@
 from django.urls import path
 
 from panel.views import base, facts, operations, overview, people
+from panel.views import providers as provider_views
+from panel.views import records as record_views
 
 app_name = "panel"
 
 AGENT = "w/<str:workspace_id>/agents/<str:agent_id>/"
+RECORDS = "w/<str:workspace_id>/memories/<str:memory_id>/records/"
+PROVIDERS = "w/<str:workspace_id>/providers/"
 
 urlpatterns = [
     path("login/", base.LoginView.as_view(), name="login"),
@@ -24,4 +28,17 @@ urlpatterns = [
         name="purge-retry",
     ),
     path("w/<str:workspace_id>/audit/", operations.audit_log, name="audit"),
+    # --- record memories and memory providers -------------------------------------------
+    path(RECORDS, record_views.record_list, name="records"),
+    path(RECORDS + "<str:record_id>/edit/", record_views.record_edit, name="record-edit"),
+    path(RECORDS + "<str:record_id>/delete/", record_views.record_delete, name="record-delete"),
+    path(PROVIDERS, provider_views.provider_list, name="providers"),
+    path(PROVIDERS + "new/", provider_views.provider_new, name="provider-new"),
+    path(PROVIDERS + "<str:provider_id>/edit/", provider_views.provider_edit, name="provider-edit"),
+    path(
+        PROVIDERS + "<str:provider_id>/enabled/",
+        provider_views.provider_enabled,
+        name="provider-enabled",
+    ),
+    path(PROVIDERS + "<str:provider_id>/test/", provider_views.provider_test, name="provider-test"),
 ]
