@@ -12,6 +12,7 @@ from filememory.services import files
 from filememory.services.writes import Actor
 from memoryhub.models import Memory, MemoryProvider
 from memoryhub.principals import Principal
+from panel.diffs import line_diff
 from tests.factories import create_memory, update_memory
 from tests.panel.conftest import logged_in
 
@@ -400,6 +401,49 @@ def test_an_edit_of_a_file_deleted_meanwhile_is_a_conflict(editor, tenant, memor
     assert response.status_code == 412 and "It has been deleted." in body
     assert "# Mine\n</textarea>" in body and response.context["form"]["etag"] == ""
     assert not File.objects.filter(memory=memory, path="readme.md").exists()
+    # Saving again, having seen that, creates it anew.
+    assert client.post(edit, {"etag": "", "content": "# Mine\n"}).status_code == 302
+    assert File.objects.get(memory=memory, path="readme.md").content == "# Mine\n"
+
+
+def test_a_conflict_after_history_was_purged_still_shows_the_current_file(
+    editor, tenant, memory, notes
+):
+    client = logged_in(editor)
+    edit = mem_url(tenant, memory, "file/edit/", "notes/style.md")
+    started = etag_of(client.get(edit))
+    put(tenant, memory, "notes/style.md", "Theirs.\n", started)
+    Revision.objects.filter(memory=memory).delete()  # as if purged: no version to compare
+    body = client.post(edit, {"etag": started, "content": "Mine.\n"}).content.decode()
+    assert "no longer in the history" in body and "Theirs.\n</pre>" in body
+    assert "<del>Theirs.</del>" in body and "<ins>Mine.</ins>" in body
+    assert File.objects.get(memory=memory, path="notes/style.md").content == "Theirs.\n"
+
+
+def test_a_file_starting_with_a_blank_line_keeps_it_in_the_form(editor, tenant, memory):
+    put(tenant, memory, "lead.md", "\nafter a blank line")
+    body = logged_in(editor).get(mem_url(tenant, memory, "file/edit/", "lead.md")).content.decode()
+    # A textarea drops one newline after its start tag: the form adds one of its own.
+    assert 'spellcheck="false">\n\nafter a blank line</textarea>' in body
+
+
+def test_a_line_diff_shows_changes_with_context_and_gaps():
+    before = "\n".join(f"line {n}" for n in range(1, 21))
+    after = before.replace("line 2\n", "line two\n").replace("line 18", "line eighteen")
+    kinds = [(line.kind, line.old, line.new) for line in line_diff(before, after, context=1)]
+    assert kinds == [
+        ("same", 1, 1),
+        ("removed", 2, None),
+        ("added", None, 2),
+        ("same", 3, 3),
+        ("gap", None, None),
+        ("same", 17, 17),
+        ("removed", 18, None),
+        ("added", None, 18),
+        ("same", 19, 19),
+        ("gap", None, None),
+    ]
+    assert line_diff("same\n", "same\n") == []
 
 
 def test_a_too_large_file_is_refused_and_changes_nothing(editor, tenant, memory, notes, settings):
