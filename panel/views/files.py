@@ -120,9 +120,10 @@ def file_edit(request: HttpRequest, workspace_id: str, memory_id: str) -> HttpRe
         if error.status == 404:
             raise
         context.update(error=error, form={"content": content, "etag": etag})
-        context["file"] = _current(here, memory, path)
         if error.status == 412:
             context.update(_conflict(here, memory, path, etag, content))
+        else:
+            context["file"] = _current(here, memory, path)
         return render(request, TEMPLATES + "edit.html", context, status=error.status)
     messages.success(request, f"Saved {path}: version {file.version}.")
     return _to("file", here, memory, path)
