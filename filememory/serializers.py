@@ -103,8 +103,8 @@ class MemoryFileSerializer(MemoryFileInfoSerializer):
 
 # --- answers: revisions -----------------------------------------------------------------
 
-# Who changes files: API keys and runs (the admin, staff, does not write files).
-REVISION_AUTHORS = ("api_key", "run")
+# Who changes files: API keys, runs, and staff in the panel (as user:<name>).
+REVISION_AUTHORS = ("api_key", "run", "staff")
 
 
 class FileRevisionSerializer(serializers.Serializer):
@@ -121,7 +121,7 @@ class FileRevisionSerializer(serializers.Serializer):
     tool_call_id = serializers.CharField(allow_null=True, help_text="Set for an agent's tool call.")
     principal_id = serializers.CharField(help_text="Who made the change (agents and people).")
     principal_type = named_enum("FileRevisionPrincipalType", REVISION_AUTHORS)(
-        help_text="api_key or run: files change only through the API and the model tools."
+        help_text="api_key or run (the API and the model tools), or staff (the panel)."
     )
     other_path = serializers.CharField(
         allow_null=True, help_text="A rename's other side: the new or the old path."

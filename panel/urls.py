@@ -1,13 +1,17 @@
 from django.urls import path
 
 from panel.views import base, facts, operations, overview, people
+from panel.views import files as file_views
+from panel.views import memories as memory_views
 from panel.views import providers as provider_views
 from panel.views import records as record_views
 
 app_name = "panel"
 
 AGENT = "w/<str:workspace_id>/agents/<str:agent_id>/"
-RECORDS = "w/<str:workspace_id>/memories/<str:memory_id>/records/"
+MEMORIES = "w/<str:workspace_id>/memories/"
+MEMORY = MEMORIES + "<str:memory_id>/"
+RECORDS = MEMORY + "records/"
 PROVIDERS = "w/<str:workspace_id>/providers/"
 
 urlpatterns = [
@@ -41,4 +45,23 @@ urlpatterns = [
         name="provider-enabled",
     ),
     path(PROVIDERS + "<str:provider_id>/test/", provider_views.provider_test, name="provider-test"),
+    # Memories and file memories (a file's path travels as ?path=).
+    path(MEMORIES, memory_views.memory_list, name="memories"),
+    path(MEMORIES + "new/", memory_views.memory_new, name="memory-new"),
+    path(MEMORY, memory_views.memory_detail, name="memory"),
+    path(MEMORY + "edit/", memory_views.memory_edit, name="memory-edit"),
+    path(MEMORY + "delete/", memory_views.memory_delete, name="memory-delete"),
+    path(MEMORY + "files/", file_views.file_list, name="files"),
+    path(MEMORY + "files/new/", file_views.file_new, name="file-new"),
+    path(MEMORY + "file/", file_views.file_detail, name="file"),
+    path(MEMORY + "file/edit/", file_views.file_edit, name="file-edit"),
+    path(MEMORY + "file/delete/", file_views.file_delete, name="file-delete"),
+    path(MEMORY + "history/", file_views.history, name="history"),
+    path(MEMORY + "history/purge/", file_views.history_purge, name="history-purge"),
+    path(MEMORY + "revisions/<str:revision_id>/", file_views.revision_detail, name="revision"),
+    path(
+        MEMORY + "revisions/<str:revision_id>/restore/",
+        file_views.revision_restore,
+        name="revision-restore",
+    ),
 ]

@@ -224,9 +224,10 @@ def test_prefixes_follow_the_documented_pattern(schema, owner):
 
 
 def test_revisions_name_only_the_principals_that_change_files(schema, owner, runner):
-    """api_key and run: the admin's staff principals never write files."""
+    """api_key and run, and staff: people correct files in the panel."""
     revision = response_schema(schema, REVISION, "get", "200")
-    assert resolve(schema, revision["properties"]["principal_type"])["enum"] == ["api_key", "run"]
+    enum = resolve(schema, revision["properties"]["principal_type"])["enum"]
+    assert enum == ["api_key", "run", "staff"]
     memory = owner.post("/api/v1/memories", {"name": "Notes"}).json()
     runner.put(f"/api/v1/memories/{memory['id']}/files/a.md", {"content": "x"})
     listed = owner.get(f"/api/v1/memories/{memory['id']}/revisions").json()["results"]
