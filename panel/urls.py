@@ -1,6 +1,6 @@
 from django.urls import path
 
-from panel.views import base, facts, operations, overview, people
+from panel.views import base, facts, operations, overview, people, threads
 
 app_name = "panel"
 
@@ -24,4 +24,8 @@ urlpatterns = [
         name="purge-retry",
     ),
     path("w/<str:workspace_id>/audit/", operations.audit_log, name="audit"),
+    # Threads and runs
+    path("w/<str:workspace_id>/threads/", threads.thread_list, name="threads"),
+    path("w/<str:workspace_id>/threads/<str:thread_id>/", threads.thread_detail, name="thread"),
+    path("w/<str:workspace_id>/runs/<str:run_id>/", threads.run_detail, name="run"),
 ]
