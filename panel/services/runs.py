@@ -16,7 +16,7 @@ from filememory.models import Revision
 from memoryhub.models import AuditEvent, Memory, Run, ToolCall
 from threads.models import RunMount, ThreadMount
 
-ROWS = 200  # of each list on a run's page; more are counted as "and more"
+ROWS = 200  # of each list on a run's page; the page says when it left more out
 # Facts and runs take their times from the app servers' clocks: a fact written in a run is
 # looked for among those updated since a little before the run began.
 CLOCK_SKEW = timedelta(minutes=5)
