@@ -181,6 +181,7 @@ class Toolbox:
             digest,
             lambda: self._execute(tool, arguments),
             transactional=True,  # facts live in the database: the call commits with its work
+            arguments=arguments,
         )
         return _message(call_id, content)
 

@@ -143,6 +143,11 @@ class Run(models.Model):
     inline = models.BooleanField(default=False)
     history_compacted = models.BooleanField(default=False)
     input = models.JSONField(null=True, blank=True)
+    # What the run received at acceptance: the exact memory context block (within
+    # memory.context_bytes) and the tool definitions offered. Null when not kept: a run
+    # accepted before they were recorded, or one whose person was erased.
+    context = models.TextField(null=True, blank=True)
+    tools_offered = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     ended_at = models.DateTimeField(null=True, blank=True)
 
@@ -173,6 +178,8 @@ class ToolCall(models.Model):
     call_id = models.CharField(max_length=200)
     name = models.CharField(max_length=100)
     arguments_digest = models.CharField(max_length=64)
+    # The arguments as parsed, for staff to read (erasure deletes the person's calls).
+    arguments = models.JSONField(null=True, blank=True)
     status = models.CharField(max_length=8, choices=Status.choices)
     # The tool message's text: it may quote the end user (erasure clears it).
     content = models.TextField(blank=True, default="")

@@ -57,6 +57,7 @@ def at_most_once(
     work: Callable[[], str],
     *,
     transactional: bool,
+    arguments: dict | None = None,
 ) -> str:
     """``work()``'s answer for a new call id, else the first answer (see the module)."""
     found = earlier_content(run, call_id, call_digest)
@@ -68,6 +69,7 @@ def at_most_once(
         call_id=call_id,
         name=name,
         arguments_digest=call_digest,
+        arguments=arguments,  # kept for staff to read what the call asked
         status=ToolCall.Status.STARTED,
     )
     try:

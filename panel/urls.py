@@ -1,6 +1,6 @@
 from django.urls import path
 
-from panel.views import base, facts, operations, overview, people
+from panel.views import base, facts, operations, overview, people, threads
 from panel.views import files as file_views
 from panel.views import memories as memory_views
 from panel.views import providers as provider_views
@@ -64,4 +64,8 @@ urlpatterns = [
         file_views.revision_restore,
         name="revision-restore",
     ),
+    # Threads and runs
+    path("w/<str:workspace_id>/threads/", threads.thread_list, name="threads"),
+    path("w/<str:workspace_id>/threads/<str:thread_id>/", threads.thread_detail, name="thread"),
+    path("w/<str:workspace_id>/runs/<str:run_id>/", threads.run_detail, name="run"),
 ]

@@ -76,8 +76,9 @@ def erase_end_user(principal: Principal, external_id: str) -> None:
         Run.objects.filter(end_user=end_user, status=Run.Status.RUNNING).update(
             status=Run.Status.ENDED, ended_at=now
         )
-        # What the person said to the agent goes with them; the runs stay as bare records.
-        Run.objects.filter(end_user=end_user).update(input=None)
+        # What the person said to the agent, and what their runs were given (a context that
+        # may quote them), go with them; the runs stay as bare records.
+        Run.objects.filter(end_user=end_user).update(input=None, context=None, tools_offered=None)
         # Every thread of theirs changes (archived, and end_user becomes null below), archived
         # ones too: a new ETag and updated_at, so no client keeps believing its old copy.
         bump_all(Thread.objects.filter(end_user=end_user), status=Thread.Status.ARCHIVED)

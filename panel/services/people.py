@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db.models import Count
+from django.db.models import Count, Q
 
 from facts.models import Fact, FactVersion
 from memoryhub.models import EndUser, Run, Thread
@@ -18,7 +18,7 @@ class Erasure:
     facts: int  # in their users/<id>/ folders, in every agent's memory and eval memory
     versions: int  # of those facts
     threads: int  # archived, and no longer linked to them
-    run_inputs: int  # what they said to agents, removed from the runs
+    run_inputs: int  # runs with what they said, or a memory context they were given: cleared
 
 
 def fact_counts(end_users: Sequence[EndUser]) -> dict[str, int]:
@@ -45,5 +45,7 @@ def erasure_of(end_user: EndUser) -> Erasure:
             workspace_id=end_user.workspace_id, fact__in=facts.values("id")
         ).count(),
         threads=Thread.objects.filter(end_user=end_user).count(),
-        run_inputs=Run.objects.filter(end_user=end_user, input__isnull=False).count(),
+        run_inputs=Run.objects.filter(end_user=end_user)
+        .filter(Q(input__isnull=False) | Q(context__gt=""))
+        .count(),
     )

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from facts.services.cleanup import drop_eval_memory
 from memoryhub import audit
+from memoryhub.conf import setting
 from memoryhub.errors import ApiError
 from memoryhub.ids import hash_secret, new_secret
 from memoryhub.models import Permission, Run, Thread
@@ -118,7 +119,22 @@ def accept_run(
         # Outside the transaction: recall may wait on slow backends for a while.
         accepted.context = build_run_context(run, frozen, full=history_compacted)
         accepted.tools = run_tool_definitions(thread.agent, frozen)
+    _keep_received(accepted)
     return accepted
+
+
+def _keep_received(accepted: AcceptedRun) -> None:
+    """Keep with the run exactly what it is given: the context block (built within
+    memory.context_bytes, and cut there should a kind overshoot) and the tools offered.
+    Erasing the run's person clears them."""
+    limit = int(setting("memory.context_bytes"))
+    accepted.context = accepted.context.encode("utf-8")[:limit].decode("utf-8", "ignore")
+    run = accepted.run
+    run.context, run.tools_offered = accepted.context, accepted.tools
+    # Only while the run still has its person: an erasure that came in meanwhile wins.
+    Run.objects.filter(pk=run.pk, end_user_id=run.end_user_id).update(
+        context=run.context, tools_offered=run.tools_offered
+    )
 
 
 def get_run(principal: Principal, run_id: str) -> Run:

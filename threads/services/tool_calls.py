@@ -127,5 +127,6 @@ def execute_tool_call(
         digest,
         lambda: _execute(principal, run, tool, call_id, name, arguments),
         transactional=tool[1].tools_in_database,
+        arguments=arguments,
     )
     return _answer(call_id, content)
