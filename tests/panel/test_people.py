@@ -43,6 +43,8 @@ def test_the_list_counts_facts_and_threads_without_a_query_per_row(
     assert counts["ayse"] == 2 and counts["bob"] == 1
     threads = {person.external_id: person.thread_count for person, _ in response.context["people"]}
     assert threads["ayse"] == 1
+    threads_url = f"/panel/w/{tenant.workspace.id}/threads/?end_user=ayse"
+    assert f'<a href="{threads_url}">1</a>' in last  # her threads, one click away
     assert "Erase…" not in last  # a viewer is offered no erase
 
 
