@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 MEM0_STAMP := $(VENV)/.installed-mem0
 
-.PHONY: install run test fuzz lint format bench screenshots clean
+.PHONY: install run test fuzz lint format bench screenshots chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,14 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/python -m memoryhub.devrun
 
+## The browser tests drive Debian's Chromium; installed with apt when root may, never downloaded.
+chromium:
+	@[ -x /usr/bin/chromium ] || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } || \
+		{ echo "the browser tests need Debian's chromium: sudo apt-get install chromium" >&2; exit 1; }
+
 ## Run the whole test suite against real PostgreSQL and Redis (started if need be).
-test: $(MEM0_STAMP)
+test: $(MEM0_STAMP) chromium
 	$(BIN)/ruff check .
 	$(BIN)/python -m memoryhub.embedded $(BIN)/python -m pytest --ds=memoryhub.test_settings $(PYTEST_ARGS)
 
@@ -51,7 +57,7 @@ bench: $(STAMP)
 
 ## PNGs of the panel's main pages, from the browser tests on the demo data.
 SCREENSHOTS ?= docs/screenshots
-screenshots: $(STAMP)
+screenshots: $(STAMP) chromium
 	MEMORYHUB_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/python -m memoryhub.embedded \
 		$(BIN)/python -m pytest --ds=memoryhub.test_settings -m browser tests/browser $(PYTEST_ARGS)
 
