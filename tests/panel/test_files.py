@@ -529,7 +529,9 @@ def test_a_revision_from_a_run_names_the_run(viewer, tenant, memory, running_run
     agent = Actor(Principal.for_run(run), run_id=run.id, tool_call_id="call_1")
     files.put_file(agent, memory.id, path="a.md", content="x", if_match=None)
     body = logged_in(viewer).get(mem_url(tenant, memory, "history/", "a.md")).content.decode()
-    assert f'in run <span class="mono">{run.id}</span>' in body
+    run_page = f"/panel/w/{tenant.workspace.id}/runs/{run.id}/"
+    assert f'by run <a class="mono" href="{run_page}">{run.id}</a>' in body  # named once
+    assert "in run" not in body
 
 
 def test_the_memorys_history_lists_every_path(viewer, tenant, memory, notes):
