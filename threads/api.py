@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from memoryhub.api.base import ApiView, RunOrKeyView, if_match, paginated, with_etag
 from memoryhub.api.representations import run_json, thread_json
 from memoryhub.api.serializers import NewMemoryMount
+from memoryhub.auth import RunTokenAuthentication
 from memoryhub.etags import etag_for
 from memoryhub.filters import filter_rows, parameters
 from memoryhub.permissions import CanRead, CanRun, ReadOrRun
@@ -131,6 +132,28 @@ class RunAcceptView(ApiView):
             tools=accepted.tools,
         )
         return Response(answer, status=201)
+
+
+class OwnRunView(ApiView):
+    authentication_classes = [RunTokenAuthentication]
+    permission_classes = [CanRead]
+
+    @extend_schema(
+        summary="The run of this run token",
+        description="For a runtime that holds only a run token: the run with its input, its"
+        " frozen mounts and the memory tools they offer (x-agentos-run-token only). The token"
+        " and the memory context are answered only when the run is accepted.",
+        responses={200: s.OwnRun},
+    )
+    def get(self, request: Request) -> Response:
+        own = runs.own_run(self.principal)
+        answer = run_json(own.run)
+        answer.update(
+            input=own.run.input,
+            mounts=[mounts.mount_json(m) for m in own.mounts],
+            tools=own.tools,
+        )
+        return Response(answer)
 
 
 class RunDetailView(RunOrKeyView):

@@ -146,6 +146,12 @@ class AcceptedRun(Run):
     tools = RunToolDefinition(many=True, help_text="The memory tools offered to this run.")
 
 
+class OwnRun(Run):
+    input = serializers.JSONField(allow_null=True, help_text="The run's input, as given.")
+    mounts = ThreadMount(many=True, help_text="The thread's mounts, frozen for this run.")
+    tools = RunToolDefinition(many=True, help_text="The memory tools offered to this run.")
+
+
 # --- tool calls ------------------------------------------------------------------------------
 # The tool-call service checks these fields (threads.services.tool_calls): here they are
 # documented and passed on as sent.

@@ -144,6 +144,17 @@ def get_run(principal: Principal, run_id: str) -> Run:
     return get_in_workspace(RUNS, principal, run_id, "run")
 
 
+def own_run(principal: Principal) -> AcceptedRun:
+    """The run of a run token with its frozen mounts and their tools, for a runtime that was
+    handed only the token. The token and the context are given once, at acceptance."""
+    if principal.run is None:
+        raise ApiError(401, "this call takes the run's own token (x-agentos-run-token)")
+    run = RUNS.get(pk=principal.run.id)
+    frozen = list(RunMount.objects.filter(run=run))
+    tools = run_tool_definitions(run.agent, frozen) if frozen else []
+    return AcceptedRun(run=run, token="", mounts=frozen, tools=tools)
+
+
 def end_run(principal: Principal, run_id: str) -> Run:
     if principal.run is not None and principal.run.id != run_id:
         raise ApiError(404, "run not found")
