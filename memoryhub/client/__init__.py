@@ -1,42 +1,46 @@
-"""A small Python client for memoryhub's REST API, for agent runtimes.
-
-It imports ``requests`` and nothing of Django, so a runtime can use it on its own::
+"""memoryhub's Python client for agent code. It needs only ``requests``::
 
     from memoryhub.client import MemoryHub
 
-    hub = MemoryHub("http://127.0.0.1:8000", api_key)
-    agent = hub.create_agent("Support bot")
-    thread = hub.create_thread(agent["id"], end_user="alice")
-    run = hub.accept_run(thread["id"], input="Which units do I prefer?")
-    prompt = run.context + "\\n\\n" + question       # memory the model should read
-    tools = run.tools                                 # OpenAI function definitions
-    message = run.call_tool(tool_call)                # {"role": "tool", ...}
-    run.memory.remember("users/{user}/", "Prefers metric units", key="units")
-    run.end()
+    inv = MemoryHub(url, api_key).accept_run(thread_id, input={"message": "hi"})
+    mem = inv.memory.at("users/{user}/" if inv.user else "notes/")
+    mem.remember("Prefers metric units", tags=["pref"], key="units")
+    tools = inv.tools + inv.memory.tools(paths=["users/{user}/"])  # one loop, every tool
+    inv.end()
+
+The README's "Use it from agent code" shows the whole of it.
 """
 
 from memoryhub.client.errors import (
     Conflict,
     Forbidden,
     InvalidRequest,
+    InvocationEnded,
     MemoryHubError,
     NotFound,
     PreconditionFailed,
     Unauthenticated,
     Unavailable,
 )
-from memoryhub.client.hub import Facts, MemoryHub, RunSession
+from memoryhub.client.facts import Fact, FactPage, Folder, Memory
+from memoryhub.client.hub import Invocation, MemoryHub
+from memoryhub.client.tools import Tools
 
 __all__ = [
     "Conflict",
-    "Facts",
+    "Fact",
+    "FactPage",
+    "Folder",
     "Forbidden",
     "InvalidRequest",
+    "Invocation",
+    "InvocationEnded",
+    "Memory",
     "MemoryHub",
     "MemoryHubError",
     "NotFound",
     "PreconditionFailed",
-    "RunSession",
+    "Tools",
     "Unauthenticated",
     "Unavailable",
 ]

@@ -1,90 +1,75 @@
-"""The client: a workspace (API key), a run (run token), and a run's facts memory."""
+"""The client: a workspace through an API key, and an invocation (a run) through its token."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import requests
-
-from memoryhub.client.errors import MemoryHubError, error_for
+from memoryhub.client.facts import Memory
+from memoryhub.client.http import Http, Timeout
+from memoryhub.client.tools import Tools, mount_tools
 
 RUN_TOKEN_HEADER = "x-agentos-run-token"  # noqa: S105 - a header name, not a secret
 
 
-class _Http:
-    """JSON over one requests session, refusals raised as :class:`MemoryHubError`."""
-
-    def __init__(
-        self,
-        base_url: str,
-        headers: dict[str, str],
-        timeout: float,
-        session: requests.Session | None = None,
-    ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.session = session or requests.Session()
-        self.headers = headers
-        self.timeout = timeout
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: Any = None,
-        headers: dict[str, str] | None = None,
-    ) -> Any:
-        response = self.session.request(
-            method,
-            self.base_url + path,
-            json=json,
-            params=params,
-            timeout=self.timeout,
-            headers={**self.headers, **(headers or {})},
-        )
-        if response.status_code >= 400:
-            try:
-                error = response.json()["error"]
-            except (ValueError, KeyError, TypeError):
-                error = {"code": "error", "message": response.text[:500]}
-            raise error_for(response.status_code, error)
-        if response.status_code == 204 or not response.content:
-            return None
-        return response.json()
-
-
-def _without_none(**fields: Any) -> dict:
+def _without_none(**fields: Any) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if v is not None}
 
 
 class MemoryHub:
-    """A workspace, through an API key (``Authorization: Bearer``)."""
+    """A workspace, through an API key (``Authorization: Bearer``).
+
+    ``timeout`` is seconds (or ``(connect, read)``); ``retries`` and ``backoff`` apply to the
+    calls that are safe to repeat (see :mod:`memoryhub.client.http`)."""
 
     def __init__(
         self,
-        base_url: str,
+        url: str,
         api_key: str,
         *,
-        timeout: float = 30.0,
-        session: requests.Session | None = None,
+        timeout: Timeout = 30.0,
+        retries: int = 3,
+        backoff: float = 0.5,
     ) -> None:
-        self._http = _Http(base_url, {"Authorization": f"Bearer {api_key}"}, timeout, session)
+        headers = {"Authorization": f"Bearer {api_key}"}
+        self._http = Http(url, headers, timeout=timeout, retries=retries, backoff=backoff)
+
+    def accept_run(
+        self,
+        thread_id: str,
+        *,
+        input: Any = None,  # noqa: A002 - the documented name
+        parent_run_id: str | None = None,
+        eval: bool = False,  # noqa: A002 - the wire's name
+        history_compacted: bool = False,
+        inline: bool = False,
+    ) -> Invocation:
+        """Start a run on a thread: its memory context, tools and token (not retried)."""
+        body = _without_none(input=input, parent_run_id=parent_run_id)
+        body.update(eval=eval, history_compacted=history_compacted, inline=inline)
+        path = f"/api/v1/threads/{thread_id}/runs"
+        answer = self._http.request("POST", path, json=body, safe=False)
+        run = {**answer, "input": input}  # the acceptance does not repeat the input
+        return Invocation(self._http.base_url, run, answer["token"], **self._http.options)
+
+    def close(self) -> None:
+        """Close the pooled connections (the object can still be used afterwards)."""
+        self._http.close()
 
     def create_agent(
         self, name: str, *, memory_mounts: list | None = None, toolset: dict | None = None
     ) -> dict:
         body = _without_none(name=name, memory_mounts=memory_mounts, toolset=toolset)
-        return self._http.request("POST", "/api/v1/agents", json=body)
+        return self._http.request("POST", "/api/v1/agents", json=body, safe=False)
 
     def create_memory(self, name: str, **fields: Any) -> dict:
-        return self._http.request("POST", "/api/v1/memories", json={"name": name, **fields})
+        body = {"name": name, **fields}
+        return self._http.request("POST", "/api/v1/memories", json=body, safe=False)
 
     def create_thread(
         self, agent_id: str, *, end_user: str | None = None, memories: list | None = None
     ) -> dict:
         body = _without_none(agent_id=agent_id, end_user=end_user, memories=memories)
-        return self._http.request("POST", "/api/v1/threads", json=body)
+        return self._http.request("POST", "/api/v1/threads", json=body, safe=False)
 
     def mount(
         self,
@@ -96,137 +81,55 @@ class MemoryHub:
         access: str = "read",
         recall: bool = True,
     ) -> dict:
+        """Mount a memory on a thread (``etag``: the thread's current one)."""
         body = {"name": name, "memory_id": memory_id, "access": access, "recall": recall}
-        return self._http.request(
-            "POST", f"/api/v1/threads/{thread_id}/memories", json=body, headers={"If-Match": etag}
-        )
-
-    def accept_run(
-        self,
-        thread_id: str,
-        *,
-        input: Any = None,
-        parent_run_id: str | None = None,
-        eval: bool = False,
-        history_compacted: bool = False,
-        inline: bool = False,
-    ) -> RunSession:
-        body = _without_none(input=input, parent_run_id=parent_run_id)
-        body.update(eval=eval, history_compacted=history_compacted, inline=inline)
-        answer = self._http.request("POST", f"/api/v1/threads/{thread_id}/runs", json=body)
-        return RunSession(
-            self._http.base_url, answer, timeout=self._http.timeout, session=self._http.session
-        )
+        path = f"/api/v1/threads/{thread_id}/memories"
+        return self._http.request("POST", path, json=body, headers={"If-Match": etag}, safe=False)
 
     def put_file(self, memory_id: str, path: str, content: str, *, etag: str | None = None) -> dict:
         headers = {"If-Match": etag} if etag else {}
+        url = f"/api/v1/memories/{memory_id}/files/{path}"
         return self._http.request(
-            "PUT",
-            f"/api/v1/memories/{memory_id}/files/{path}",
-            json={"content": content},
-            headers=headers,
+            "PUT", url, json={"content": content}, headers=headers, safe=False
         )
 
     def get_file(self, memory_id: str, path: str) -> dict:
-        return self._http.request("GET", f"/api/v1/memories/{memory_id}/files/{path}")
+        return self._http.request("GET", f"/api/v1/memories/{memory_id}/files/{path}", safe=True)
 
     def erase_end_user(self, end_user: str) -> None:
-        self._http.request("DELETE", f"/api/v1/end-users/{end_user}")
+        self._http.request("DELETE", f"/api/v1/end-users/{end_user}", safe=False)
 
 
-class RunSession:
-    """One accepted run: its memory context, its tools, its facts; ``end()`` when done."""
+class Invocation:
+    """One run of an agent (the document's ``inv``): ``memory``, ``user``, ``input``,
+    ``context`` (memory text for the prompt), ``tools`` (the mounted memories' tools) and
+    ``end()``. Every call uses the run token."""
 
-    def __init__(
-        self,
-        base_url: str,
-        answer: dict,
-        *,
-        timeout: float = 30.0,
-        session: requests.Session | None = None,
-    ) -> None:
-        self.id: str = answer["id"]
-        self.answer = answer
-        self.context: str = answer.get("context", "")
-        self.tools: list[dict] = answer.get("tools", [])
-        self.mounts: list[dict] = answer.get("mounts", [])
-        self._http = _Http(base_url, {RUN_TOKEN_HEADER: answer["token"]}, timeout, session)
-        self.memory = Facts(self._http)
+    def __init__(self, url: str, run: dict[str, Any], token: str, **options: Any) -> None:
+        self.id: str = run["id"]
+        self.thread_id: str = run["thread_id"]
+        self.agent_id: str = run["agent_id"]
+        self.user: str | None = run.get("end_user")
+        self.input: Any = run.get("input")
+        self.context: str = run.get("context", "")
+        self.mounts: list[dict[str, Any]] = run.get("mounts", [])
+        self.token = token  # to hand the run on to another process (Invocation.from_token)
+        self._http = Http(url, {RUN_TOKEN_HEADER: token}, **options)
+        self.memory = Memory(self._http)
+        self.tools: Tools = mount_tools(self._http, self.id, run.get("tools", []))
 
-    def call_tool(self, tool_call: dict) -> dict:
-        """Execute one of the model's tool calls (OpenAI shape); answers the tool message."""
-        return self._http.request("POST", f"/api/v1/runs/{self.id}/tool-calls", json=tool_call)
+    @classmethod
+    def from_token(cls, url: str, token: str, *, context: str = "", **options: Any) -> Invocation:
+        """The same object for a runtime that holds only the run's token. memoryhub gives the
+        memory context once, when it accepts the run: pass it on as ``context``."""
+        http = Http(url, {RUN_TOKEN_HEADER: token}, **options)
+        run = http.request("GET", "/api/v1/runs/current", safe=True)
+        return cls(url, {**run, "context": context}, token, **options)
 
-    def end(self) -> dict:
-        return self._http.request("POST", f"/api/v1/runs/{self.id}/end")
+    def end(self) -> None:
+        """End the run: its token can then only read (ending twice is fine)."""
+        self._http.request("POST", f"/api/v1/runs/{self.id}/end", safe=True)
 
-
-class Facts:
-    """The run's facts memory (``/v0/memory``): remember, search, list, get, forget."""
-
-    def __init__(self, http: _Http) -> None:
-        self._http = http
-
-    def remember(
-        self,
-        path: str,
-        text: str,
-        *,
-        tags: list[str] | None = None,
-        confidence: float | None = None,
-        replaces: str | None = None,
-        key: str | None = None,
-    ) -> dict:
-        body = _without_none(
-            path=path, text=text, tags=tags, confidence=confidence, replaces=replaces, key=key
-        )
-        return self._http.request("POST", "/v0/memory/facts", json=body)
-
-    def search(
-        self,
-        query: str,
-        *,
-        path: str | None = None,
-        tags: list[str] | None = None,
-        k: int | None = None,
-    ) -> list[dict]:
-        body = _without_none(query=query, path=path, tags=tags, k=k)
-        return self._http.request("POST", "/v0/memory/search", json=body)["facts"]
-
-    def list(
-        self,
-        *,
-        path: str | None = None,
-        tags: list[str] | None = None,
-        limit: int | None = None,
-        before: str | None = None,
-    ) -> dict:
-        params = _without_none(
-            path=path, tags=",".join(tags) if tags else None, limit=limit, before=before
-        )
-        return self._http.request("GET", "/v0/memory/facts", params=params)
-
-    def get(self, fact_id: str) -> dict:
-        return self._http.request("GET", f"/v0/memory/facts/{fact_id}")
-
-    def versions(self, fact_id: str) -> list[dict]:
-        return self._http.request("GET", f"/v0/memory/facts/{fact_id}/versions")["versions"]
-
-    def forget(self, fact_id: str) -> None:
-        self._http.request("DELETE", f"/v0/memory/facts/{fact_id}")
-
-    def context(self, query: str, *, paths: list[str] | None = None, k: int | None = None) -> str:
-        body = _without_none(query=query, paths=paths, k=k)
-        return self._http.request("POST", "/v0/memory/context", json=body)["context"]
-
-    def tool_definitions(self, paths: list[str]) -> list[dict]:
-        return self._http.request("GET", "/v0/memory/tools", params=[("paths", p) for p in paths])[
-            "definitions"
-        ]
-
-    def call_tool(self, tool_call: dict, *, paths: list[str]) -> dict:
-        body = {"paths": paths, "tool_call": tool_call}
-        return self._http.request("POST", "/v0/memory/tools/call", json=body)
-
-
-__all__ = ["Facts", "MemoryHub", "MemoryHubError", "RunSession"]
+    def close(self) -> None:
+        """Close the pooled connections (the run goes on; ``end()`` ends it)."""
+        self._http.close()
