@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+# The client's own reasons (the server's are in memoryhub.reasons, which it does not import).
+RUN_ENDED = "run_ended"
+NO_ANSWER = "no_answer"  # no HTTP answer came: refused, dropped or timed out
+
 
 class MemoryHubError(Exception):
     """A refusal: the envelope's ``code``, ``reason`` and ``message``, and the HTTP ``status``
@@ -73,7 +77,7 @@ _BY_STATUS: dict[int, type[MemoryHubError]] = {
 
 def error_for(status: int, error: dict[str, Any]) -> MemoryHubError:
     """The exception for an error answer."""
-    if status == 401 and error.get("reason") == "run_ended":
+    if status == 401 and error.get("reason") == RUN_ENDED:
         return InvocationEnded(status, error)
     if status in _BY_STATUS:
         return _BY_STATUS[status](status, error)
@@ -82,4 +86,4 @@ def error_for(status: int, error: dict[str, Any]) -> MemoryHubError:
 
 def no_answer(exc: Exception) -> Unavailable:
     """A request that got no answer (connection refused or dropped, timeout)."""
-    return Unavailable(None, {"code": "unavailable", "reason": "no_answer", "message": str(exc)})
+    return Unavailable(None, {"code": "unavailable", "reason": NO_ANSWER, "message": str(exc)})
