@@ -1,0 +1,1 @@
+"""Framework adapters for the client (``memoryhub.client``); each imports no server code."""
