@@ -141,8 +141,8 @@ class OwnRunView(ApiView):
     @extend_schema(
         summary="The run of this run token",
         description="For a runtime that holds only a run token: the run with its input, its"
-        " frozen mounts and the memory tools they offer (x-agentos-run-token only). The token"
-        " and the memory context are answered only when the run is accepted.",
+        " frozen mounts, and the memory context and tools it received when it was accepted"
+        " (empty once its person was erased). x-agentos-run-token only.",
         responses={200: s.OwnRun},
     )
     def get(self, request: Request) -> Response:
@@ -151,6 +151,7 @@ class OwnRunView(ApiView):
         answer.update(
             input=own.run.input,
             mounts=[mounts.mount_json(m) for m in own.mounts],
+            context=own.context,
             tools=own.tools,
         )
         return Response(answer)

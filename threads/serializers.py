@@ -149,6 +149,9 @@ class AcceptedRun(Run):
 class OwnRun(Run):
     input = serializers.JSONField(allow_null=True, help_text="The run's input, as given.")
     mounts = ThreadMount(many=True, help_text="The thread's mounts, frozen for this run.")
+    context = serializers.CharField(
+        allow_blank=True, help_text="The memory context the run received at acceptance."
+    )
     tools = RunToolDefinition(many=True, help_text="The memory tools offered to this run.")
 
 

@@ -145,14 +145,15 @@ def get_run(principal: Principal, run_id: str) -> Run:
 
 
 def own_run(principal: Principal) -> AcceptedRun:
-    """The run of a run token with its frozen mounts and their tools, for a runtime that was
-    handed only the token. The token and the context are given once, at acceptance."""
+    """The run of a run token as it was accepted (its frozen mounts, and the context and
+    tools it received), for a runtime that was handed only the token."""
     if principal.run is None:
         raise ApiError(401, "this call takes the run's own token (x-agentos-run-token)")
     run = RUNS.get(pk=principal.run.id)
     frozen = list(RunMount.objects.filter(run=run))
-    tools = run_tool_definitions(run.agent, frozen) if frozen else []
-    return AcceptedRun(run=run, token="", mounts=frozen, tools=tools)
+    # Erasing the run's person cleared what it received: it is then empty.
+    received = {"context": run.context or "", "tools": run.tools_offered or []}
+    return AcceptedRun(run=run, token="", mounts=frozen, **received)
 
 
 def end_run(principal: Principal, run_id: str) -> Run:
