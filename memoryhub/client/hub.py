@@ -119,12 +119,13 @@ class Invocation:
         self.tools: Tools = mount_tools(self._http, self.id, run.get("tools", []))
 
     @classmethod
-    def from_token(cls, url: str, token: str, *, context: str = "", **options: Any) -> Invocation:
-        """The same object for a runtime that holds only the run's token. memoryhub gives the
-        memory context once, when it accepts the run: pass it on as ``context``."""
+    def from_token(cls, url: str, token: str, **options: Any) -> Invocation:
+        """The same object for a runtime that holds only the run's token (``options``:
+        ``timeout``, ``retries``, ``backoff``)."""
         http = Http(url, {RUN_TOKEN_HEADER: token}, **options)
         run = http.request("GET", "/api/v1/runs/current", safe=True)
-        return cls(url, {**run, "context": context}, token, **options)
+        http.close()
+        return cls(url, run, token, **options)
 
     def end(self) -> None:
         """End the run: its token can then only read (ending twice is fine)."""

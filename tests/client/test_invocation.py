@@ -88,9 +88,9 @@ def test_the_same_run_from_its_address_and_token(live_server, api_key, team):
     thread = hub.create_thread(
         hub.create_agent("Bot")["id"], end_user="alice", memories=mounted(team)
     )
-    # The runtime that accepts the run hands only the token (and the context) on.
+    # The runtime that accepts the run hands only the token on.
     accepted = hub.accept_run(thread["id"], input={"message": "hi"})
-    inv = Invocation.from_token(live_server.url, accepted.token, context=accepted.context)
+    inv = Invocation.from_token(live_server.url, accepted.token)
     assert (inv.id, inv.user, inv.input, inv.context) == (
         accepted.id,
         "alice",
