@@ -55,9 +55,6 @@ class Tools:
     def __add__(self, other: Tools) -> Tools:
         return Tools(self._sources + other._sources)
 
-    def __len__(self) -> int:
-        return len(self.definitions)
-
     def call(self, tool_call: Any) -> ToolMessage:
         """Execute one tool call of the model (``{id, type, function: {name, arguments}}``).
 
