@@ -105,3 +105,16 @@ def test_the_same_run_from_its_address_and_token(live_server, api_key, team):
         accepted.memory.at("notes/").remember("ended by the other holder")
     for client in (hub, accepted, inv):
         client.close()
+
+
+def test_mount_and_erase_from_the_workspace(hub, team):
+    thread = hub.create_thread(hub.create_agent("Bot")["id"], end_user="carol")
+    hub.mount(thread["id"], "team", team["id"], etag=thread["etag"], access="write")
+    inv = hub.accept_run(thread["id"], input="hi")
+    assert "memory_file_create" in names(inv.tools.definitions)
+    inv.memory.at("users/{user}/").remember("Carol's private note")
+    hub.erase_end_user("carol")
+    with pytest.raises(InvocationEnded):  # erasing a person ends their runs
+        inv.memory.at("notes/").remember("after the erasure")
+    assert inv.memory.list() == []
+    inv.close()

@@ -72,3 +72,12 @@ def test_an_unkeyed_write_is_not_retried_on_a_busy_gateway(inv, proxy):
     with pytest.raises(Unavailable):
         inv.memory.at("notes/").remember("once")
     assert proxy.count("POST", FACTS) == 1
+
+
+def test_the_timeout_is_the_callers(proxy, api_key):
+    hub = MemoryHub(proxy.url, api_key, timeout=0.2, retries=0)
+    proxy.failures = ["slow"]
+    with pytest.raises(Unavailable) as late:
+        hub.create_agent("Bot")
+    assert late.value.reason == "no_answer" and "timed out" in late.value.message
+    hub.close()
