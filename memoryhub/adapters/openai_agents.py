@@ -26,7 +26,8 @@ def memory_tools(
     """The facts tools for ``paths`` (the whole memory when None) and, unless
     ``mounted=False``, the run's mounted memories' tools, with memoryhub's own names,
     descriptions and schemas. A refusal is the tool's text for the model; only
-    ``InvocationEnded`` raises."""
+    ``InvocationEnded`` raises. The facts tools' definitions are fetched here, once; each
+    call then runs in a worker thread."""
     tools = inv.memory.tools(paths=paths)
     if mounted:
         tools = inv.tools + tools

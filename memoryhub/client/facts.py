@@ -48,7 +48,7 @@ class Fact:
 class FactPage(list[Fact]):
     """One page of a listing, newest first; ``next`` is the ``before=`` of the next page."""
 
-    def __init__(self, facts: list[Fact], next: str | None) -> None:  # noqa: A002
+    def __init__(self, facts: list[Fact], next: str | None) -> None:
         super().__init__(facts)
         self.next = next
 

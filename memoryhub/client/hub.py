@@ -37,9 +37,9 @@ class MemoryHub:
         self,
         thread_id: str,
         *,
-        input: Any = None,  # noqa: A002 - the documented name
+        input: Any = None,
         parent_run_id: str | None = None,
-        eval: bool = False,  # noqa: A002 - the wire's name
+        eval: bool = False,
         history_compacted: bool = False,
         inline: bool = False,
     ) -> Invocation:
