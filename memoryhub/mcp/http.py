@@ -13,7 +13,7 @@ from django.conf import settings
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 
-from memoryhub.mcp.server import build_server, http_session
+from memoryhub.mcp.server import build_server, http_session, keep_api_key_sessions
 
 PATH = "/mcp"
 # An MCP session without a request this long ends, and with it the run an API key opened.
@@ -27,15 +27,16 @@ def _security() -> TransportSecuritySettings:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{h}{port}" for h in hosts for port in ("", ":*")],
-        allowed_origins=[
-            f"{scheme}://{h}{port}" for scheme in ("http", "https") for h in hosts for port in ("", ":*")
-        ],
+        allowed_hosts=[host + port for host in hosts for port in ("", ":*")],
+        allowed_origins=[f"{scheme}://{host}" for scheme in ("http", "https") for host in hosts]
+        + [f"{scheme}://{host}:*" for scheme in ("http", "https") for host in hosts],
     )
 
 
 def mcp_app() -> Starlette:
-    return build_server(http_session).streamable_http_app(
+    server = build_server(http_session)
+    keep_api_key_sessions(server)
+    return server.streamable_http_app(
         streamable_http_path=PATH,
         session_idle_timeout=IDLE_SECONDS,
         transport_security=_security(),

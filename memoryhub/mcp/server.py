@@ -30,6 +30,7 @@ INSTRUCTIONS = (
 # JSON-RPC error codes of refusals before any tool runs (the credentials don't fit).
 UNAUTHORIZED = -32001
 NOT_FOUND = -32002
+METHOD_NOT_FOUND = -32601
 
 SessionOf = Callable[[ServerRequestContext], Awaitable[McpSession]]
 
@@ -121,10 +122,11 @@ def _tool(function: Mapping[str, Any]) -> types.Tool:
 
 
 # -- over HTTP: credentials from each request's headers -----------------------------------
-RUN_TOKEN_HEADER = "x-agentos-run-token"
+RUN_TOKEN_HEADER = "x-agentos-run-token"  # noqa: S105 - a header's name
 AGENT_HEADER = "x-memoryhub-agent"
 END_USER_HEADER = "x-memoryhub-end-user"
 PATHS_HEADER = "x-memoryhub-paths"
+API_KEY_NEEDS_SESSION = "an API key's run lasts an MCP session: use the initialize handshake"
 _SESSION = "memoryhub.session"
 _LOCK = "memoryhub.session-lock"
 
@@ -158,6 +160,8 @@ async def http_session(ctx: ServerRequestContext) -> McpSession:
     if credentials.run_token or not credentials.api_key:
         return await open_in_thread(credentials)
     connection = ctx.session._connection  # noqa: SLF001 - see the docstring
+    if connection.session_id is None:  # a request on its own: its run would end at once
+        raise MCPError(UNAUTHORIZED, API_KEY_NEEDS_SESSION)
     lock = connection.state.setdefault(_LOCK, anyio.Lock())
     async with lock:
         session = connection.state.get(_SESSION)
@@ -168,3 +172,22 @@ async def http_session(ctx: ServerRequestContext) -> McpSession:
     if session.opened_by != credentials.key_hash:
         raise MCPError(UNAUTHORIZED, "this session was opened with another API key")
     return session
+
+
+def keep_api_key_sessions(server: Server) -> None:
+    """Send API-key clients to the initialize handshake, which gives them a session.
+
+    The 2026-07-28 protocol has no sessions: each request stands alone, so a run opened
+    for one would end with it. Its clients probe ``server/discover`` first and fall back
+    to the handshake on any error, so an API key's probe is refused.
+    """
+    discover = server.get_request_handler("server/discover")
+
+    async def discover_unless_api_key(ctx: ServerRequestContext, params: Any) -> Any:
+        headers = ctx.request.headers if ctx.request is not None else {}
+        credentials = credentials_from_headers(headers)
+        if credentials.api_key and not credentials.run_token:
+            raise MCPError(METHOD_NOT_FOUND, API_KEY_NEEDS_SESSION)
+        return await discover.handler(ctx, params)
+
+    server.add_request_handler("server/discover", discover.params_type, discover_unless_api_key)

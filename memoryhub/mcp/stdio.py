@@ -41,7 +41,7 @@ async def serve(arguments: argparse.Namespace) -> None:
     from mcp.server.stdio import stdio_server
 
     from memoryhub.mcp.server import build_server, in_thread, open_in_thread, split_paths
-    from memoryhub.mcp.session import Credentials, close_session
+    from memoryhub.mcp.session import Credentials, McpSession, close_session
 
     credentials = Credentials(
         run_token=arguments.run_token,
@@ -50,12 +50,16 @@ async def serve(arguments: argparse.Namespace) -> None:
         end_user=arguments.end_user,
         paths=split_paths(arguments.paths),
     )
-    # One session for the process: opened before serving (bad credentials fail fast), its
-    # run ended when the client closes the pipe.
-    session = await open_in_thread(credentials)
+    # One session for the process, opened by the first request (so that a refusal reaches
+    # the client as an MCP error) and its run ended when the client closes the pipe.
+    opened: list[McpSession] = []
+    lock = anyio.Lock()
 
-    async def session_of(ctx) -> object:
-        return session
+    async def session_of(ctx: object) -> McpSession:
+        async with lock:
+            if not opened:
+                opened.append(await open_in_thread(credentials))
+        return opened[0]
 
     server = build_server(session_of)
     try:
@@ -63,20 +67,15 @@ async def serve(arguments: argparse.Namespace) -> None:
             await server.run(read_stream, write_stream, server.create_initialization_options())
     finally:
         with anyio.CancelScope(shield=True):
-            await in_thread(close_session, session)
+            for session in opened:
+                await in_thread(close_session, session)
 
 
 def main(argv: list[str] | None = None) -> int:
     arguments = parse(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
     django.setup()
-    from mcp.shared.exceptions import MCPError
-
-    try:
-        anyio.run(serve, arguments)
-    except MCPError as error:
-        print(f"memoryhub-mcp: {error}", file=sys.stderr)
-        return 2
+    anyio.run(serve, arguments)
     return 0
 
 
