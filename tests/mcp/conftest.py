@@ -77,11 +77,11 @@ class Live:
         return response.json() if response.content else {}
 
 
-def _serve(port: int) -> subprocess.Popen:
+def _serve(port: int, **env: str) -> subprocess.Popen:
     command = [sys.executable, "-m", "uvicorn", "memoryhub.asgi:application"]
     return subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
         [*command, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-        env=server_environment(),
+        env={**server_environment(), **env},
         cwd=settings.BASE_DIR,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -153,23 +153,43 @@ def live(django_db_setup, django_db_blocker) -> Iterator[Live]:
             call_command("flush", verbosity=0, interactive=False)
 
 
+@pytest.fixture(scope="module")
+def quick_idle_url(live) -> Iterator[str]:
+    """A second server on the same database whose MCP sessions idle out after a second."""
+    port = free_port()
+    server = _serve(port, MEMORYHUB_MCP_IDLE_SECONDS="1")
+    try:
+        _wait_until_up(f"http://127.0.0.1:{port}", server)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
 @asynccontextmanager
-async def http_client(url: str, headers: dict[str, str]) -> AsyncIterator[Client]:
+async def http_client(
+    url: str, headers: dict[str, str], *, terminate_on_close: bool = True
+) -> AsyncIterator[Client]:
     """The SDK's client over Streamable HTTP, with the configuration's headers."""
     timeout = httpx2.Timeout(TIMEOUT)
     async with httpx2.AsyncClient(headers=headers, timeout=timeout) as http:
-        transport = streamable_http_client(url, http_client=http)
+        transport = streamable_http_client(
+            url, http_client=http, terminate_on_close=terminate_on_close
+        )
         async with Client(transport, read_timeout_seconds=TIMEOUT) as client:
             yield client
 
 
 @asynccontextmanager
-async def stdio_client(*options: str) -> AsyncIterator[Client]:
+async def stdio_client(*options: str, **env: str) -> AsyncIterator[Client]:
     """The SDK's client over stdio: ``memoryhub-mcp`` with ``options``, as a desktop runs it."""
     parameters = StdioServerParameters(
         command=sys.executable,
         args=["-m", "memoryhub.mcp.stdio", *options],
-        env=server_environment(),
+        env={**server_environment(), **env},
         cwd=str(settings.BASE_DIR),
     )
     async with Client(parameters, read_timeout_seconds=TIMEOUT) as client:

@@ -19,9 +19,11 @@ from tests.mcp.conftest import (
     MARKS,
     TIMEOUT,
     headers_for,
+    http_client,
     new_run,
     refused,
     run_async,
+    stdio_client,
     unique,
 )
 
@@ -105,6 +107,40 @@ def test_an_api_key_session_has_a_run_of_its_own_until_it_ends(live, connect):
         ("run.end", "run"),  # as POST /api/v1/runs/{id}/end with its token
         ("thread.create", "api_key"),
     ]
+
+
+def test_an_abandoned_session_idles_out_and_ends_its_run(live, quick_idle_url):
+    person = unique("ivy")
+    config = {"api_key": live.home.keys["run"], "agent": live.home.agent_id, "end_user": person}
+
+    async def body():
+        # A client that goes away without ending its session (no DELETE).
+        headers = headers_for(**config)
+        async with http_client(quick_idle_url, headers, terminate_on_close=False) as client:
+            await client.list_tools()
+            return await _statuses(person)
+
+    assert run_async(body) == ["running"]
+    assert _eventually_ended(person).status == "ended"
+
+
+def test_a_desktop_configuration_over_stdio(live):
+    """Claude Desktop's configuration in the README: the key in env, agent and person in args."""
+    person = unique("ada")
+
+    async def body():
+        options = ("--agent", live.home.agent_id, "--end-user", person)
+        async with stdio_client(*options, MEMORYHUB_API_KEY=live.home.keys["run"]) as client:
+            saved = await client.call_tool("save_memory", {"text": "Ada writes in Markdown"})
+            found = await client.call_tool("search_memory", {"query": "markdown"})
+            return saved, found
+
+    saved, found = run_async(body)
+    assert not saved.is_error
+    assert [f["text"] for f in json.loads(found.content[0].text)["facts"]] == [
+        "Ada writes in Markdown"
+    ]
+    assert _eventually_ended(person).status == "ended"  # the pipe closed, the run ended
 
 
 def test_an_api_key_needs_a_session(live):
