@@ -102,9 +102,11 @@ def list_file_resources(session: McpSession) -> list[FileResource]:
 
 def read_file_resource(session: McpSession, uri: str) -> str:
     """A mounted file's content (404 for a mount or file the run doesn't have)."""
+    if not uri.startswith(FILES_URI):
+        raise ApiError(404, f"no resource {uri}")
     principal = session.principal()
     mount_name, _, path = uri.removeprefix(FILES_URI).partition("/")
     mount = next((m for m in _file_mounts(principal.run) if m.name == mount_name), None)
-    if not uri.startswith(FILES_URI) or mount is None:
-        raise ApiError(404, "no such resource")
+    if mount is None:
+        raise ApiError(404, f"no file memory mounted as {mount_name!r}")
     return get_file(principal, mount.memory_id, unquote(path)).content

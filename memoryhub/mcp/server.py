@@ -28,7 +28,7 @@ INSTRUCTIONS = (
     "keeping, and read the memoryhub://run/context resource for what your memories hold."
 )
 # JSON-RPC error codes of refusals before any tool runs (the credentials don't fit).
-UNAUTHORIZED = -32001
+REFUSED = -32001
 NOT_FOUND = -32002
 METHOD_NOT_FOUND = -32601
 
@@ -41,7 +41,7 @@ async def in_thread(function: Callable[..., Any], *args: Any) -> Any:
 
 
 def refusal(error: ApiError) -> MCPError:
-    code = NOT_FOUND if error.status == 404 else UNAUTHORIZED
+    code = NOT_FOUND if error.status == 404 else REFUSED
     return MCPError(code, f"{error.reason or error.code}: {error.message}")
 
 
@@ -155,13 +155,13 @@ async def http_session(ctx: ServerRequestContext) -> McpSession:
     which only its private attribute reaches.
     """
     if ctx.request is None:
-        raise MCPError(UNAUTHORIZED, "credentials come with an HTTP request")
+        raise MCPError(REFUSED, "credentials come with an HTTP request")
     credentials = credentials_from_headers(ctx.request.headers)
     if credentials.run_token or not credentials.api_key:
         return await open_in_thread(credentials)
     connection = ctx.session._connection  # noqa: SLF001 - see the docstring
     if connection.session_id is None:  # a request on its own: its run would end at once
-        raise MCPError(UNAUTHORIZED, API_KEY_NEEDS_SESSION)
+        raise MCPError(REFUSED, API_KEY_NEEDS_SESSION)
     lock = connection.state.setdefault(_LOCK, anyio.Lock())
     async with lock:
         session = connection.state.get(_SESSION)
@@ -170,7 +170,7 @@ async def http_session(ctx: ServerRequestContext) -> McpSession:
             connection.state[_SESSION] = session
             connection.exit_stack.push_async_callback(in_thread, close_session, session)
     if session.opened_by != credentials.key_hash:
-        raise MCPError(UNAUTHORIZED, "this session was opened with another API key")
+        raise MCPError(REFUSED, "this session was opened with another API key")
     return session
 
 

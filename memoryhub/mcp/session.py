@@ -10,7 +10,9 @@ Everything here is synchronous Django code; the server calls it in a worker thre
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from django.db import close_old_connections
 
@@ -24,6 +26,7 @@ from threads.services.runs import accept_run, end_run
 from threads.services.threads import create_thread
 
 USER_FOLDER = "users/{user}/"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -54,10 +57,10 @@ class McpSession:
         return principal_for_run_token(self.run_token)
 
 
-def in_worker(function):
+def in_worker(function: Callable[..., T]) -> Callable[..., T]:
     """Run Django code in a worker thread that reuses no connection past its lifetime."""
 
-    def wrapped(*args, **kwargs):
+    def wrapped(*args: Any, **kwargs: Any) -> T:
         close_old_connections()
         try:
             return function(*args, **kwargs)
@@ -67,28 +70,28 @@ def in_worker(function):
     return wrapped
 
 
-def _paths(credentials: Credentials, principal: Principal) -> list[str]:
+def _paths(credentials: Credentials, has_person: bool) -> list[str]:
     if credentials.paths:
         return given_paths(list(credentials.paths), "paths")
     # The person's own folder when the run has one; else the whole memory, as REST.
-    return [USER_FOLDER] if principal.run.end_user_id else given_paths(None)
+    return [USER_FOLDER] if has_person else given_paths(None)
 
 
 def open_session(credentials: Credentials) -> McpSession:
     """The session of these credentials (401/403/422 as ``ApiError`` when they don't fit)."""
     if credentials.run_token:
-        principal = principal_for_run_token(credentials.run_token)
-        return McpSession(credentials.run_token, _paths(credentials, principal))
+        run = principal_for_run_token(credentials.run_token).run
+        return McpSession(credentials.run_token, _paths(credentials, bool(run.end_user_id)))
     if not credentials.api_key:
         raise ApiError(401, "a run token or an API key is required")
     if not credentials.agent:
         raise ApiError(422, "an API key needs the agent named in the configuration")
     key = principal_for_api_key(credentials.api_key)
     end_user = END_USER(credentials.end_user) if credentials.end_user else None
+    paths = _paths(credentials, end_user is not None)  # checked before anything is opened
     thread = create_thread(key, credentials.agent, end_user=end_user)
     accepted = accept_run(key, thread.id)
-    principal = Principal.for_run(accepted.run)
-    return McpSession(accepted.token, _paths(credentials, principal), credentials.key_hash)
+    return McpSession(accepted.token, paths, credentials.key_hash)
 
 
 def close_session(session: McpSession) -> None:

@@ -68,7 +68,9 @@ class Live:
         return self.url + "/mcp"
 
     def rest(self, method: str, path: str, key: str, **kwargs) -> requests.Response:
-        headers = {"Authorization": f"Bearer {key}", **kwargs.pop("headers", {})}
+        """A REST call with an API key, or with the run token in ``headers`` (key "")."""
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        headers.update(kwargs.pop("headers", {}))
         return requests.request(method, self.url + path, headers=headers, timeout=TIMEOUT, **kwargs)
 
     def call(self, method: str, path: str, key: str, **kwargs) -> dict:

@@ -35,7 +35,7 @@ def test_the_tools_are_the_runs_rest_tools(live, connect):
         "GET",
         "/v0/memory/tools",
         "",
-        headers={"x-agentos-run-token": run["token"], "Authorization": ""},
+        headers={"x-agentos-run-token": run["token"]},
         params={"paths": "users/{user}/"},
     )["definitions"]
     expected = [d["function"] for d in facts_tools + run["tools"]]
@@ -208,3 +208,5 @@ def test_bad_credentials_get_no_tools(live, connect):
     assert "invalid run token" in run_async(refused, connect, run_token="rt_nope")  # noqa: S106
     read_key = {"api_key": live.home.keys["read"], "agent": live.home.agent_id}
     assert "run permission" in run_async(refused, connect, **read_key)
+    no_agent = {"api_key": live.home.keys["run"]}  # the agent comes from the configuration
+    assert "needs the agent" in run_async(refused, connect, **no_agent)
