@@ -210,3 +210,30 @@ def test_bad_credentials_get_no_tools(live, connect):
     assert "run permission" in run_async(refused, connect, **read_key)
     no_agent = {"api_key": live.home.keys["run"]}  # the agent comes from the configuration
     assert "needs the agent" in run_async(refused, connect, **no_agent)
+
+
+def test_a_read_only_mount_and_disabled_tools_are_kept(live):
+    def agent(access: str, disabled: list[str]) -> dict:
+        mounts = [{"name": "prefs", "memory_id": live.home.memory_id, "access": access}]
+        body = {"name": "Bot", "memory_mounts": mounts, "toolset": {"disabled_tools": disabled}}
+        made = live.call("POST", "/api/v1/agents", live.home.keys["write"], json=body)
+        return {"api_key": live.home.keys["run"], "agent": made["id"], "end_user": unique("ivo")}
+
+    async def body(config: dict, create: bool) -> tuple:
+        async with _http(live)(**config) as client:
+            tools = [tool.name for tool in (await client.list_tools()).tools]
+            resources = [str(r.uri) for r in (await client.list_resources()).resources]
+            new_file = {"path": "x.md", "file_text": "x"}
+            made = await client.call_tool("memory_file_create", new_file) if create else None
+            return tools, resources, made
+
+    facts = ["search_memory", "save_memory", "forget_memory"]
+    tools, resources, create = run_async(body, agent("read", []), True)
+    assert tools == [*facts, "memory_file_view"]
+    assert create.is_error and create.content[0].text.startswith("error: forbidden")
+    assert resources == ["memoryhub://run/context", f"memoryhub://files/prefs/{FILE}"]
+
+    tools, resources, _ = run_async(body, agent("write", ["file_view", "file_delete"]), False)
+    assert "memory_file_view" not in tools and "memory_file_delete" not in tools
+    assert "memory_file_create" in tools
+    assert resources == ["memoryhub://run/context"]  # no viewing, so no files to read
