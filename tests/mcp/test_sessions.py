@@ -164,3 +164,16 @@ def test_a_run_token_session_leaves_its_run_running(live, connect):
 
     run_async(body)
     assert [r.status for r in _runs_of(person)] == ["running"]  # its runtime ends it
+
+
+def test_an_ended_runs_token_can_no_longer_write(live):
+    run = new_run(live, live.home, unique("uma"))
+    live.call("POST", f"/api/v1/runs/{run['id']}/end", live.home.keys["run"])
+
+    async def body():
+        headers = headers_for(run_token=run["token"])
+        async with http_client(live.mcp_url, headers) as client:
+            return await client.call_tool("save_memory", {"text": "too late"})
+
+    saved = run_async(body)
+    assert saved.is_error and saved.content[0].text.startswith("error: run_ended")
