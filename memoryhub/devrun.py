@@ -3,7 +3,8 @@
 Starts an embedded PostgreSQL when ``DATABASE_URL`` is unset (and nothing answers on
 127.0.0.1:5432), migrates, creates the demo workspace, prints a demo API key and a panel
 login, and runs a Celery worker and Celery beat (the periodic tasks: the purge sweep)
-beside gunicorn until Ctrl-C. Once gunicorn answers, the demo data is seeded over the API
+beside the web server (uvicorn serving ``memoryhub.asgi``: the API, the panel and the MCP
+server at ``/mcp``) until Ctrl-C. Once it answers, the demo data is seeded over the API
 (``memoryhub.demo``), the first time only. Beat keeps its schedule file under the data folder.
 """
 
@@ -96,21 +97,19 @@ def main() -> int:
                 env=environ,
             )
         )
+        # One uvicorn process serves memoryhub.asgi: the API and the panel through Django, and
+        # the MCP server at /mcp, whose sessions live in that process.
         processes.append(
             subprocess.Popen(  # noqa: S603
                 [
                     sys.executable,
                     "-m",
-                    "gunicorn",
-                    "memoryhub.wsgi",
-                    "--bind",
-                    f"127.0.0.1:{port}",
-                    "--workers",
-                    "2",
-                    "--threads",
-                    "4",
-                    "--access-logfile",
-                    "-",
+                    "uvicorn",
+                    "memoryhub.asgi:application",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    port,
                 ],
                 env=environ,
             )

@@ -24,6 +24,25 @@ def _get(url: str, headers: dict | None = None, data: bytes | None = None):
         return response.status, json.loads(response.read())
 
 
+def _mcp_tools(url: str, api_key: str, agent_id: str) -> list[str]:
+    """The tool names an MCP client configured with the demo key and agent is offered."""
+    import anyio
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {api_key}", "x-memoryhub-agent": agent_id}
+
+    async def names() -> list[str]:
+        with anyio.fail_after(60):
+            async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+                transport = streamable_http_client(url, http_client=http)
+                async with Client(transport, read_timeout_seconds=30) as client:
+                    return [tool.name for tool in (await client.list_tools()).tools]
+
+    return anyio.run(names)
+
+
 def test_devrun_starts_embedded_postgres_migrates_and_serves(tmp_path):
     port = free_port()
     environ = {
@@ -61,6 +80,8 @@ def test_devrun_starts_embedded_postgres_migrates_and_serves(tmp_path):
             data=b'{"name": "Demo agent"}',
         )
         assert status == 201 and agent["id"].startswith("agt_")
+        tools = _mcp_tools(f"http://127.0.0.1:{port}/mcp", demo["api_key"], agent["id"])
+        assert "search_memory" in tools  # the MCP server answers on the same address
         assert (tmp_path / "pg" / "PG_VERSION").read_text().strip() == "16"
     finally:
         process.send_signal(signal.SIGINT)

@@ -1,0 +1,106 @@
+"""Which run an MCP session acts as, decided by its credentials alone.
+
+A run token (``x-agentos-run-token``) is that run. An API key with ``run``, with the agent and
+end user the client's configuration names, opens a thread and a run for the session (through
+the same services as ``POST /api/v1/threads`` and ``.../runs``), and ends the run with the
+session. Every call then acts as that run, so each tool and refusal is the REST one.
+
+Everything here is synchronous Django code; the server calls it in a worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from django.db import close_old_connections
+
+from facts.context import given_paths
+from memoryhub.auth import principal_for_api_key, principal_for_run_token
+from memoryhub.errors import ApiError
+from memoryhub.ids import hash_secret
+from memoryhub.principals import Principal
+from memoryhub.services.end_users import END_USER
+from threads.services.runs import accept_run, end_run
+from threads.services.threads import create_thread
+
+USER_FOLDER = "users/{user}/"
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """What the client's configuration gives (headers, or the stdio command's options)."""
+
+    run_token: str = ""
+    api_key: str = ""
+    agent: str = ""  # the agent's id, with an API key
+    end_user: str = ""  # the runtime's id for the person, with an API key
+    paths: tuple[str, ...] = ()  # the folders the facts tools reach; default below
+
+    @property
+    def key_hash(self) -> str:
+        return hash_secret(self.api_key) if self.api_key else ""
+
+
+@dataclass
+class McpSession:
+    """One MCP session's run: its token (re-read on every call, so an ended run is seen)."""
+
+    run_token: str
+    paths: list[str]
+    opened_by: str = ""  # the hash of the API key that opened the run; "" for a run token
+    ended: bool = field(default=False)
+
+    def principal(self) -> Principal:
+        return principal_for_run_token(self.run_token)
+
+
+def in_worker(function: Callable[..., T]) -> Callable[..., T]:
+    """Run Django code in a worker thread that reuses no connection past its lifetime."""
+
+    def wrapped(*args: Any, **kwargs: Any) -> T:
+        close_old_connections()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            close_old_connections()
+
+    return wrapped
+
+
+def _paths(credentials: Credentials, has_person: bool) -> list[str]:
+    if credentials.paths:
+        return given_paths(list(credentials.paths), "paths")
+    # The person's own folder when the run has one; else the whole memory, as REST.
+    return [USER_FOLDER] if has_person else given_paths(None)
+
+
+def open_session(credentials: Credentials) -> McpSession:
+    """The session of these credentials (401/403/422 as ``ApiError`` when they don't fit)."""
+    if credentials.run_token:
+        run = principal_for_run_token(credentials.run_token).run
+        return McpSession(credentials.run_token, _paths(credentials, bool(run.end_user_id)))
+    if not credentials.api_key:
+        raise ApiError(401, "a run token or an API key is required")
+    if not credentials.agent:
+        raise ApiError(422, "an API key needs the agent named in the configuration")
+    key = principal_for_api_key(credentials.api_key)
+    end_user = END_USER(credentials.end_user) if credentials.end_user else None
+    paths = _paths(credentials, end_user is not None)  # checked before anything is opened
+    thread = create_thread(key, credentials.agent, end_user=end_user)
+    accepted = accept_run(key, thread.id)
+    return McpSession(accepted.token, paths, credentials.key_hash)
+
+
+def close_session(session: McpSession) -> None:
+    """End the run the session opened (a run token's run is its runtime's to end)."""
+    if not session.opened_by or session.ended:
+        return
+    session.ended = True
+    try:
+        principal = session.principal()
+    except ApiError:
+        return  # the run is gone (its person erased, its workspace deleted)
+    end_run(principal, principal.run.id)
