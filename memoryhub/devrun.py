@@ -27,19 +27,22 @@ def _manage(environ: dict, *args: str) -> None:
     subprocess.run([sys.executable, "manage.py", *args], env=environ, check=True)  # noqa: S603
 
 
+def _wait_until_serving(base_url: str) -> None:
+    for _ in range(120):
+        try:
+            if requests.get(f"{base_url}/healthz", timeout=5).ok:
+                return
+        except requests.RequestException:  # not listening yet, or still booting
+            pass
+        time.sleep(0.5)
+
+
 def _seed_once(base_url: str) -> None:
-    """Seed the demo workspace once the server answers; remembered in its credentials."""
+    """Seed the demo workspace (the server answers by now); remembered in its credentials."""
     path = data_dir() / "demo-credentials.json"
     credentials = json.loads(path.read_text())
     if credentials.get("seeded"):
         return
-    for _ in range(120):
-        try:
-            if requests.get(f"{base_url}/healthz", timeout=5).ok:
-                break
-        except requests.RequestException:  # not listening yet, or still booting
-            pass
-        time.sleep(0.5)
     made = demo.seed(base_url, credentials["api_key"])
     path.write_text(json.dumps({**credentials, "seeded": True}, indent=2))
     print(
@@ -114,6 +117,7 @@ def main() -> int:
                 env=environ,
             )
         )
+        _wait_until_serving(base_url)
         _seed_once(base_url)
         print(f"memoryhub serving on {base_url} (Ctrl-C stops it)", flush=True)
         while all(p.poll() is None for p in processes):
