@@ -1,0 +1,311 @@
+"""The panel probed as an attacker would: another workspace's ids in this workspace's URLs,
+writes above one's role, forms without their CSRF token, markup in everything a page shows,
+secrets, malformed input and logged-out visits. Each answers what a user would notice (the
+status) and checks that nothing changed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from django.test import Client
+
+from facts.models import Fact
+from filememory.models import File, Revision
+from filememory.representations import file_etag
+from filememory.services import files
+from filememory.services.writes import Actor
+from memoryhub.errors import ApiError
+from memoryhub.etags import etag_for
+from memoryhub.models import Agent, EndUser, Memory, MemoryProvider, Run, Thread
+from records.models import PurgeJob
+from records.services import records
+from tests import factories
+from tests.conftest import Tenant
+from tests.facts.conftest import run_for, save
+from tests.panel.conftest import logged_in
+from tests.records import conftest as mem0_fixtures
+from tests.records.conftest import OSS_ADMIN_KEY, OSS_KEY, record_memory
+
+pytestmark = pytest.mark.django_db
+
+allow_loopback, oss_server = mem0_fixtures.allow_loopback, mem0_fixtures.oss_server
+
+XSS = "\"'><img src=x onerror=alert(1)><script>alert(1)</script>"
+
+
+@dataclass
+class Side:
+    """One workspace's objects: every kind of id a panel URL takes."""
+
+    tenant: Tenant
+    agent: Agent
+    other_agent: Agent  # of the same workspace, without facts
+    fact: str
+    files: Memory  # a file memory with notes.md changed twice
+    other_files: Memory  # a second file memory of the same workspace
+    revision: str  # the first revision of notes.md
+    records: Memory
+    record: str
+    provider: MemoryProvider
+    thread: Thread
+    run: Run
+    person: str
+    job: PurgeJob
+
+    @property
+    def ws(self) -> str:
+        return self.tenant.workspace.id
+
+
+def build(tenant: Tenant, server, tag: str) -> Side:
+    owner = tenant.owner
+    agent = factories.create_agent(owner, {"name": f"{tag} bot"})
+    run, api = run_for(tenant, agent, f"{tag}-person", input={"message": "hi"})
+    fact = save(api, "notes/", f"{tag} likes tea")["id"]
+    memory = factories.create_memory(owner, {"name": f"{tag} notes", "type": "postgres"})
+    other = factories.create_memory(owner, {"name": f"{tag} more", "type": "postgres"})
+    first, _ = files.put_file(Actor(owner), memory.id, "notes.md", f"{tag} v1", None)
+    files.put_file(Actor(owner), memory.id, "notes.md", f"{tag} v2", file_etag(first))
+    files.put_file(Actor(owner), other.id, "notes.md", f"{tag} other", None)
+    provider = factories.create_provider(
+        owner,
+        {
+            "type": "mem0_oss",
+            "name": f"{tag} mem0",
+            "config": {"base_url": server.url, "read_timeout": 1},
+            "credential": {"api_key": OSS_KEY, "admin_api_key": OSS_ADMIN_KEY},
+        },
+    )
+    kept = record_memory(tenant, provider, namespace=f"ns-{tag}")
+    record = records.add_record(owner, kept, f"{tag} prefers metric units").id
+    job = PurgeJob.objects.create(
+        workspace=tenant.workspace,
+        provider=provider,
+        namespace=f"gone-{tag}",
+        memory_id=f"mem_gone_{tag}",
+        memory_name="Old records",
+        status=PurgeJob.Status.FAILED,
+        attempts=5,
+    )
+    return Side(
+        tenant=tenant,
+        agent=agent,
+        other_agent=factories.create_agent(owner, {"name": f"{tag} helper"}),
+        fact=fact,
+        files=memory,
+        other_files=other,
+        revision=Revision.objects.filter(memory=memory).order_by("id").first().public_id,
+        records=kept,
+        record=record,
+        provider=provider,
+        thread=run.thread,
+        run=run,
+        person=f"{tag}-person",
+        job=job,
+    )
+
+
+@pytest.fixture
+def acme(tenant, oss_server) -> Side:
+    return build(tenant, oss_server, "acme")
+
+
+@pytest.fixture
+def other(other_tenant, oss_server) -> Side:
+    return build(other_tenant, oss_server, "other")
+
+
+def record_texts(side: Side) -> list[str]:
+    try:
+        page = records.list_records(side.tenant.owner, side.records, limit=10, offset=0)
+    except ApiError as error:  # the provider disabled
+        return [error.message]
+    return [r.text for r in page.records]
+
+
+def state(side: Side) -> tuple:
+    """Everything a write of the panel could change on one side."""
+    fact = Fact.objects.filter(pk=side.fact.removeprefix("m_")).values_list("text", "version")
+    provider = MemoryProvider.objects.get(pk=side.provider.pk)
+    return (
+        list(fact),
+        sorted(
+            File.objects.filter(workspace=side.tenant.workspace).values_list(
+                "memory_id", "path", "version"
+            )
+        ),
+        Revision.objects.filter(workspace=side.tenant.workspace).count(),
+        sorted(Memory.objects.filter(workspace=side.tenant.workspace).values_list("id", "version")),
+        record_texts(side),
+        (provider.name, provider.enabled, provider.version, provider.credential_encrypted),
+        PurgeJob.objects.filter(pk=side.job.pk).values_list("status", "attempts").get(),
+        EndUser.objects.filter(workspace=side.tenant.workspace).count(),
+        Thread.objects.filter(workspace=side.tenant.workspace).values_list("status").first(),
+    )
+
+
+# --- every URL with an id ---------------------------------------------------------------------
+# Each as (name, path after /panel/w/<workspace>/, form data of its POST), the ids taken from
+# ``of``: the side whose objects the URL names.
+
+
+def pages(of: Side) -> dict[str, str]:
+    agent, fm, rm = of.agent.id, of.files.id, of.records.id
+    return {
+        "facts": f"agents/{agent}/facts/",
+        "fact": f"agents/{agent}/facts/{of.fact}/",
+        "fact-edit": f"agents/{agent}/facts/{of.fact}/edit/",
+        "fact-forget": f"agents/{agent}/facts/{of.fact}/forget/",
+        "erase": f"people/{of.person}/erase/",
+        "purge-retry": f"purges/{of.job.pk}/retry/",
+        "records": f"memories/{rm}/records/",
+        "record-edit": f"memories/{rm}/records/{of.record}/edit/",
+        "record-delete": f"memories/{rm}/records/{of.record}/delete/",
+        "provider-edit": f"providers/{of.provider.id}/edit/",
+        "provider-enabled": f"providers/{of.provider.id}/enabled/",
+        "provider-test": f"providers/{of.provider.id}/test/",
+        "memory": f"memories/{fm}/",
+        "memory-edit": f"memories/{fm}/edit/",
+        "memory-delete": f"memories/{fm}/delete/",
+        "files": f"memories/{fm}/files/",
+        "file-new": f"memories/{fm}/files/new/",
+        "file": f"memories/{fm}/file/?path=notes.md",
+        "file-edit": f"memories/{fm}/file/edit/?path=notes.md",
+        "file-delete": f"memories/{fm}/file/delete/?path=notes.md",
+        "history": f"memories/{fm}/history/?path=notes.md",
+        "history-purge": f"memories/{fm}/history/purge/",
+        "revision": f"memories/{fm}/revisions/{of.revision}/",
+        "revision-restore": f"memories/{fm}/revisions/{of.revision}/restore/",
+        "thread": f"threads/{of.thread.id}/",
+        "run": f"runs/{of.run.id}/",
+    }
+
+
+def form(name: str, of: Side) -> dict:
+    """What the page's own form would send, with the object's real ETag where it takes one."""
+    file = File.objects.filter(memory=of.files, path="notes.md").first()
+    forms = {
+        "fact-edit": {"text": "hacked", "tags": "", "confidence": "1"},
+        "record-edit": {"text": "hacked", "metadata": ""},
+        "provider-edit": {
+            "name": "hacked",
+            "etag": etag_for(of.provider.version),
+            **{k: str(v) for k, v in of.provider.config.items()},
+        },
+        "provider-enabled": {"enabled": "false", "etag": etag_for(of.provider.version)},
+        "memory-edit": {
+            "name": "hacked",
+            "etag": etag_for(of.files.version),
+            "inherit_guide": "on",
+        },
+        "memory-delete": {"etag": etag_for(of.files.version)},
+        "file-new": {"path": "new.md", "content": "hacked"},
+        "file-edit": {"content": "hacked", "etag": file_etag(file) if file else ""},
+        "file-delete": {"etag": file_etag(file) if file else ""},
+        "revision-restore": {"etag": file_etag(file) if file else ""},
+    }
+    return forms.get(name, {})
+
+
+WRITES = (
+    *("fact-edit", "fact-forget", "erase", "purge-retry", "record-edit", "record-delete"),
+    *("provider-edit", "provider-enabled", "provider-test", "memory-edit", "memory-delete"),
+    *("file-new", "file-edit", "file-delete", "history-purge", "revision-restore"),
+)
+READS = (
+    *("facts", "fact", "records", "memory", "files", "file", "history", "revision"),
+    *("thread", "run"),
+)
+NAMES = READS + WRITES
+POST_ONLY = ("purge-retry", "provider-test")  # their GET is 405
+ADMIN_ONLY = (
+    *("erase", "purge-retry", "history-purge"),
+    *("provider-edit", "provider-enabled", "provider-test"),
+)
+
+
+def logged_in_strict(user) -> Client:
+    """A browser that sends no CSRF token unless a form gave it one."""
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    return client
+
+
+def url(here: Side, name: str, of: Side | None = None) -> str:
+    return f"/panel/w/{here.ws}/{pages(of or here)[name]}"
+
+
+# --- another workspace's ids ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_another_workspaces_ids_under_ones_own_workspace_are_404(
+    name, panel_admin, outsider, acme, other
+):
+    """Ada (admin of Acme) names Other's objects under Acme, Otto (admin of Other) names
+    Acme's under Other: 404 for the page and its POST, and neither side changes."""
+    assert set(NAMES) == set(pages(acme))  # every URL with an id is probed
+    before = state(acme), state(other)
+    for user, here, there in ((panel_admin, acme, other), (outsider, other, acme)):
+        client = logged_in(user)
+        get = client.get(url(here, name, there))
+        assert get.status_code == (405 if name in POST_ONLY else 404)
+        assert client.post(url(here, name, there), form(name, there)).status_code == 404
+    assert (state(acme), state(other)) == before
+
+
+FILE_PAGES = [n for n in NAMES if n.startswith(("file", "history", "revision"))]
+RECORD_PAGES = ["records", "record-edit", "record-delete"]
+
+
+@pytest.mark.parametrize(
+    ("name", "swap"),
+    [(n, "record memory") for n in FILE_PAGES]
+    + [(n, "file memory") for n in RECORD_PAGES]
+    + [("revision", "other memory"), ("revision-restore", "other memory")]
+    + [(n, "other agent") for n in ("fact", "fact-edit", "fact-forget")],
+)
+def test_an_id_of_the_wrong_kind_or_memory_is_404(name, swap, panel_admin, acme):
+    """A record memory's id in a file page, a file memory's in a record page, a revision of
+    one file memory under another, a fact under another agent: 404, and nothing changes."""
+    path = pages(acme)[name]
+    if swap == "other agent":
+        path = path.replace(acme.agent.id, acme.other_agent.id)
+    elif swap == "file memory":
+        path = path.replace(acme.records.id, acme.files.id)
+    else:
+        memory = {"record memory": acme.records, "other memory": acme.other_files}[swap]
+        path = path.replace(acme.files.id, memory.id)
+    client, before = logged_in(panel_admin), state(acme)
+    assert client.get(f"/panel/w/{acme.ws}/{path}").status_code == 404
+    assert client.post(f"/panel/w/{acme.ws}/{path}", form(name, acme)).status_code == 404
+    assert state(acme) == before
+
+
+# --- roles ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", WRITES)
+def test_a_viewer_can_change_nothing(name, viewer, acme):
+    client, before = logged_in(viewer), state(acme)
+    assert client.post(url(acme, name), form(name, acme)).status_code == 403
+    if name not in POST_ONLY:
+        assert client.get(url(acme, name)).status_code == 403
+    assert state(acme) == before
+
+
+@pytest.mark.parametrize("name", ADMIN_ONLY)
+def test_an_editor_cannot_erase_purge_or_manage_providers(name, editor, acme):
+    client, before = logged_in(editor), state(acme)
+    assert client.post(url(acme, name), form(name, acme)).status_code == 403
+    assert state(acme) == before
+
+
+@pytest.mark.parametrize("name", WRITES)
+def test_the_same_forms_do_change_things_for_an_admin(name, panel_admin, acme):
+    """The control for the tests above: these forms are real, an admin's POST works."""
+    before = state(acme)
+    response = logged_in(panel_admin).post(url(acme, name), form(name, acme))
+    assert response.status_code in (200, 302), response.content[:2000]
+    assert (state(acme) == before) == (name == "provider-test")  # a test changes nothing
