@@ -309,3 +309,29 @@ def test_the_same_forms_do_change_things_for_an_admin(name, panel_admin, acme):
     response = logged_in(panel_admin).post(url(acme, name), form(name, acme))
     assert response.status_code in (200, 302), response.content[:2000]
     assert (state(acme) == before) == (name == "provider-test")  # a test changes nothing
+
+
+# --- the Content-Security-Policy, CSRF ----------------------------------------------------------
+
+
+def test_every_answer_of_the_panel_has_the_csp_even_an_error(viewer, outsider, acme):
+    from panel.views.base import CSP
+
+    viewer_client = logged_in(viewer)
+    answers = {
+        "login": Client().get("/panel/login/"),
+        "logged out": Client().get(url(acme, "memory")),
+        "404 of a workspace": logged_in(outsider).get(url(acme, "memory")),
+        "404 of an id": viewer_client.get(f"/panel/w/{acme.ws}/memories/mem_nope/"),
+        "404 of no route": viewer_client.get("/panel/nothing-here/"),
+        "403 of a role": viewer_client.get(url(acme, "erase")),
+        "403 of a service": viewer_client.get(url(acme, "memory-edit")),
+        "405": viewer_client.get(url(acme, "provider-test")),
+        "403 of CSRF": logged_in_strict(viewer).post(url(acme, "memory-edit"), {}),
+    }
+    missing = {
+        what: r.status_code
+        for what, r in answers.items()
+        if r.get("Content-Security-Policy") != CSP
+    }
+    assert missing == {}
