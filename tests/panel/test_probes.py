@@ -335,3 +335,104 @@ def test_every_answer_of_the_panel_has_the_csp_even_an_error(viewer, outsider, a
         if r.get("Content-Security-Policy") != CSP
     }
     assert missing == {}
+
+
+# --- malformed input --------------------------------------------------------------------------
+
+AGENT_FACTS = "agents/{agent}/facts/"
+NUL_URLS = [
+    "%00/",
+    "memories/{files}%00/",
+    "memories/{files}%00/files/",
+    "memories/{records}%00/records/",
+    "agents/{agent}%00/facts/",
+    "people/a%00/erase/",
+    "providers/x%00/edit/",
+    "providers/x%00/enabled/",
+    "threads/t%00/",
+    "runs/r%00/",
+    "memories/{files}/revisions/r%00/",
+    "memories/{files}/revisions/r%00/restore/",
+    "memories/?label=a%00",
+    "threads/?agent_id=a%00",
+    "threads/?end_user=a%00",
+    "memories/{files}/file/?path=a%00",
+    "memories/{files}/files/new/?prefix=a%00",
+]
+
+
+def filled(side: Side, path: str) -> str:
+    ids = {"agent": side.agent.id, "files": side.files.id, "records": side.records.id}
+    return f"/panel/w/{side.ws}/{path.format(**ids)}"
+
+
+@pytest.mark.parametrize("path", NUL_URLS)
+def test_a_nul_in_a_url_is_400_not_500(path, panel_admin, acme):
+    response = logged_in(panel_admin).get(filled(acme, path))
+    assert response.status_code == 400
+    assert "NUL characters are not allowed" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("name", "field"),
+    [
+        ("memory-edit", "name"),
+        ("memory-edit", "description"),
+        ("memory-edit", "labels"),
+        ("provider-edit", "name"),
+        ("file-edit", "content"),
+        ("record-edit", "text"),  # the backend would have taken it: the API's rule refuses it
+        ("fact-edit", "text"),
+    ],
+)
+def test_a_nul_in_a_form_is_400_and_changes_nothing(name, field, panel_admin, acme):
+    before = state(acme)
+    data = {**form(name, acme), field: "a\x00b"}
+    assert logged_in(panel_admin).post(url(acme, name), data).status_code == 400
+    assert state(acme) == before
+
+
+@pytest.mark.parametrize(
+    ("page", "params", "status"),
+    [
+        ("memories/{files}/files/", "page=abc", 200),
+        ("memories/{files}/files/", "page=99999999999999999999999", 200),
+        ("memories/{files}/history/", "page=-1", 200),
+        ("memories/", "page=1e99", 200),
+        ("people/", "page=abc", 200),
+        ("threads/", "page=99999999999999999999", 200),
+        ("purges/", "page=abc", 200),
+        ("audit/", "page=abc", 200),
+        ("memories/", "kind=bogus", 422),
+        ("threads/", "status=bogus", 422),
+        ("audit/", "since=2020-13-45", 422),
+        ("audit/", "since=abc&until=99999-01-01", 422),
+        ("audit/", "since=0001-01-01&until=9999-12-31", 200),
+        ("memories/{files}/file/", "path=../notes.md", 422),
+        ("memories/{files}/file/", "path=" + "x" * 5000, 422),
+        ("memories/{files}/files/", "prefix=../", 422),
+        ("memories/{files}/history/", "path=../notes.md", 422),
+        ("memories/{files}/history/", "path=", 422),
+        ("memories/{files}/history/purge/", "path=", 422),
+        (AGENT_FACTS, "path=..", 422),
+        (AGENT_FACTS, "query=x&k=abc", 422),
+        (AGENT_FACTS, "before=abc", 422),
+        ("memories/{records}/records/", "limit=abc", 422),
+        ("memories/{records}/records/", "offset=-1", 422),
+        ("memories/{records}/records/", "offset=99999999999999999999999", 422),
+        ("memories/{records}/records/", "query=" + "x" * 20000, 422),
+        ("memories/" + "x" * 5000 + "/", "", 404),
+    ],
+)
+def test_malformed_input_is_a_clear_answer_never_a_500(page, params, status, panel_admin, acme):
+    response = logged_in(panel_admin).get(f"{filled(acme, page)}?{params}")
+    assert response.status_code == status
+
+
+def test_invalid_json_metadata_is_422_and_changes_nothing(panel_admin, acme):
+    before = state(acme)
+    data = {"text": "hacked", "metadata": "{not json"}
+    response = logged_in(panel_admin).post(url(acme, "record-edit"), data)
+    assert response.status_code == 422
+    assert "metadata is not valid JSON" in response.content.decode()
+    assert state(acme) == before
