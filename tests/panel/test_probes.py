@@ -5,6 +5,7 @@ status) and checks that nothing changed."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -21,8 +22,8 @@ from memoryhub.models import Agent, EndUser, Memory, MemoryProvider, Run, Thread
 from records.models import PurgeJob
 from records.services import records
 from tests import factories
-from tests.conftest import Tenant
-from tests.facts.conftest import run_for, save
+from tests.conftest import Api, Tenant
+from tests.facts.conftest import save, token_for
 from tests.panel.conftest import logged_in
 from tests.records import conftest as mem0_fixtures
 from tests.records.conftest import OSS_ADMIN_KEY, OSS_KEY, record_memory
@@ -50,6 +51,7 @@ class Side:
     provider: MemoryProvider
     thread: Thread
     run: Run
+    token: str  # the run's token
     person: str
     job: PurgeJob
 
@@ -61,8 +63,8 @@ class Side:
 def build(tenant: Tenant, server, tag: str) -> Side:
     owner = tenant.owner
     agent = factories.create_agent(owner, {"name": f"{tag} bot"})
-    run, api = run_for(tenant, agent, f"{tag}-person", input={"message": "hi"})
-    fact = save(api, "notes/", f"{tag} likes tea")["id"]
+    run, token = token_for(tenant, agent, f"{tag}-person", input={"message": "hi"})
+    fact = save(Api(run_token=token), "notes/", f"{tag} likes tea")["id"]
     memory = factories.create_memory(owner, {"name": f"{tag} notes", "type": "postgres"})
     other = factories.create_memory(owner, {"name": f"{tag} more", "type": "postgres"})
     first, _ = files.put_file(Actor(owner), memory.id, "notes.md", f"{tag} v1", None)
@@ -101,6 +103,7 @@ def build(tenant: Tenant, server, tag: str) -> Side:
         provider=provider,
         thread=run.thread,
         run=run,
+        token=token,
         person=f"{tag}-person",
         job=job,
     )
@@ -225,6 +228,22 @@ ADMIN_ONLY = (
 )
 
 
+NEW = {"provider-new": "providers/new/", "memory-new": "memories/new/"}
+NEW_FORMS = {
+    "provider-new": {"type": "mem0_oss", "name": "new", "base_url": "http://127.0.0.1:9"},
+    "memory-new": {"name": "new", "inherit_guide": "on"},
+}
+
+
+def post_forms(side: Side) -> dict[str, tuple[str, dict]]:
+    """Every write of the panel: its URL and the form its page would send."""
+    forms = {name: (url(side, name), form(name, side)) for name in WRITES}
+    forms.update(
+        {name: (f"/panel/w/{side.ws}/{path}", NEW_FORMS[name]) for name, path in NEW.items()}
+    )
+    return forms
+
+
 def logged_in_strict(user) -> Client:
     """A browser that sends no CSRF token unless a form gave it one."""
     client = Client(enforce_csrf_checks=True)
@@ -286,29 +305,35 @@ def test_an_id_of_the_wrong_kind_or_memory_is_404(name, swap, panel_admin, acme)
 # --- roles ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", WRITES)
+@pytest.mark.parametrize("name", WRITES + tuple(NEW))
 def test_a_viewer_can_change_nothing(name, viewer, acme):
     client, before = logged_in(viewer), state(acme)
-    assert client.post(url(acme, name), form(name, acme)).status_code == 403
+    to, data = post_forms(acme)[name]
+    assert client.post(to, data).status_code == 403
     if name not in POST_ONLY:
-        assert client.get(url(acme, name)).status_code == 403
+        assert client.get(to).status_code == 403
     assert state(acme) == before
+    assert not Memory.objects.filter(name="new").exists()
 
 
-@pytest.mark.parametrize("name", ADMIN_ONLY)
+@pytest.mark.parametrize("name", (*ADMIN_ONLY, "provider-new"))
 def test_an_editor_cannot_erase_purge_or_manage_providers(name, editor, acme):
     client, before = logged_in(editor), state(acme)
-    assert client.post(url(acme, name), form(name, acme)).status_code == 403
+    to, data = post_forms(acme)[name]
+    assert client.post(to, data).status_code == 403
     assert state(acme) == before
+    assert not MemoryProvider.objects.filter(name="new").exists()
 
 
-@pytest.mark.parametrize("name", WRITES)
+@pytest.mark.parametrize("name", WRITES + tuple(NEW))
 def test_the_same_forms_do_change_things_for_an_admin(name, panel_admin, acme):
     """The control for the tests above: these forms are real, an admin's POST works."""
-    before = state(acme)
-    response = logged_in(panel_admin).post(url(acme, name), form(name, acme))
+    before = state(acme), Memory.objects.count(), MemoryProvider.objects.count()
+    to, data = post_forms(acme)[name]
+    response = logged_in(panel_admin).post(to, data)
     assert response.status_code in (200, 302), response.content[:2000]
-    assert (state(acme) == before) == (name == "provider-test")  # a test changes nothing
+    after = state(acme), Memory.objects.count(), MemoryProvider.objects.count()
+    assert (after == before) == (name == "provider-test")  # a test changes nothing
 
 
 # --- the Content-Security-Policy, CSRF ----------------------------------------------------------
@@ -436,3 +461,76 @@ def test_invalid_json_metadata_is_422_and_changes_nothing(panel_admin, acme):
     assert response.status_code == 422
     assert "metadata is not valid JSON" in response.content.decode()
     assert state(acme) == before
+
+
+# --- CSRF, logging in and out -----------------------------------------------------------------
+
+
+def test_every_post_without_its_csrf_token_is_refused(panel_admin, acme):
+    client, before = logged_in_strict(panel_admin), state(acme)
+    refused = {
+        name: client.post(to, data).status_code for name, (to, data) in post_forms(acme).items()
+    }
+    refused["logout"] = client.post("/panel/logout/").status_code
+    refused["login"] = Client(enforce_csrf_checks=True).post("/panel/login/", {}).status_code
+    assert set(refused.values()) == {403}, refused
+    assert state(acme) == before
+    assert Memory.objects.filter(name="new").count() == 0
+    assert MemoryProvider.objects.filter(name="new").count() == 0
+
+
+FORM = re.compile(r"<form\b[^>]*>.*?</form>", re.S | re.I)
+
+
+@pytest.mark.parametrize("name", sorted(set(WRITES) - set(POST_ONLY)) + ["providers", "purges"])
+def test_every_post_form_carries_its_csrf_token(name, panel_admin, acme):
+    page = f"/panel/w/{acme.ws}/{name}/" if name in ("providers", "purges") else url(acme, name)
+    body = logged_in(panel_admin).get(page).content.decode()
+    posts = [f for f in FORM.findall(body) if re.search(r'method="post"', f, re.I)]
+    assert posts, "the page has a form"
+    assert all('name="csrfmiddlewaretoken"' in f for f in posts)
+
+
+LISTS = ("", "memories/", "people/", "threads/", "purges/", "providers/", "audit/")
+
+
+def test_every_page_sends_a_logged_out_visitor_to_the_login(acme):
+    seen = [url(acme, name) for name in NAMES if name not in POST_ONLY]
+    seen += [f"/panel/w/{acme.ws}/{path}" for path in LISTS] + ["/panel/"]
+    for page in seen:
+        response = Client().get(page)
+        assert response.status_code == 302, page
+        assert response["Location"].startswith("/panel/login/?next=/panel/"), page
+    before = state(acme)
+    for to, data in post_forms(acme).values():
+        response = Client().post(to, data)
+        assert response.status_code == 302 and response["Location"].startswith("/panel/login/")
+    assert state(acme) == before
+
+
+@pytest.mark.parametrize(
+    "next_url",
+    [
+        "https://evil.example/",
+        "//evil.example/",
+        "/\\evil.example/",
+        "\\\\evil.example",
+        "https:evil.example",
+        "javascript:alert(1)",
+        "http://testserver@evil.example/",
+        " //evil.example",
+    ],
+)
+def test_the_login_never_sends_anyone_elsewhere(next_url, viewer, tenant):
+    from tests.panel.conftest import PASSWORD
+
+    page = Client().get("/panel/login/", {"next": next_url})
+    assert page.status_code == 200
+    answer = Client().post(
+        "/panel/login/", {"username": "vera", "password": PASSWORD, "next": next_url}
+    )
+    assert answer.status_code == 302 and answer["Location"] == "/panel/"
+    already = logged_in(viewer).get("/panel/login/", {"next": next_url})
+    assert already.status_code == 302 and already["Location"] == "/panel/"
+    out = logged_in(viewer).post("/panel/logout/", {"next": next_url})
+    assert out.status_code == 302 and out["Location"] == "/panel/login/"
