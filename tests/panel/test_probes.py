@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from urllib.parse import quote
 
 import pytest
 from django.test import Client
@@ -16,9 +17,19 @@ from filememory.models import File, Revision
 from filememory.representations import file_etag
 from filememory.services import files
 from filememory.services.writes import Actor
+from memoryhub import audit
 from memoryhub.errors import ApiError
 from memoryhub.etags import etag_for
-from memoryhub.models import Agent, EndUser, Memory, MemoryProvider, Run, Thread
+from memoryhub.models import (
+    Agent,
+    ApiKey,
+    EndUser,
+    Memory,
+    MemoryProvider,
+    Run,
+    Thread,
+    ToolCall,
+)
 from records.models import PurgeJob
 from records.services import records
 from tests import factories
@@ -534,3 +545,153 @@ def test_the_login_never_sends_anyone_elsewhere(next_url, viewer, tenant):
     assert already.status_code == 302 and already["Location"] == "/panel/"
     out = logged_in(viewer).post("/panel/logout/", {"next": next_url})
     assert out.status_code == 302 and out["Location"] == "/panel/login/"
+
+
+# --- markup and secrets -----------------------------------------------------------------------
+
+XSS_NAME = "\"'><img src=x onerror=alert(1)>.md"  # a file name: no "/"
+RAW = ("<script>alert(1)</script>", "<img src=x onerror=alert(1)>")
+
+
+@pytest.fixture
+def marked(acme) -> dict[str, str]:
+    """Markup in everything a page shows, in Acme; the pages that show it, by what."""
+    owner, ws = acme.tenant.owner, acme.ws
+    agent = factories.create_agent(owner, {"name": XSS})
+    run, token = token_for(acme.tenant, agent, "mallory", input={"message": XSS})
+    fact = save(Api(run_token=token), "notes/", XSS)["id"]
+    memory = factories.create_memory(
+        owner,
+        {"name": XSS, "type": "postgres", "description": XSS, "labels": ["x"], "guide": XSS},
+    )
+    first, _ = files.put_file(Actor(owner), memory.id, XSS_NAME, XSS, None)
+    files.put_file(Actor(owner), memory.id, XSS_NAME, f"{XSS}\n{XSS}", file_etag(first))
+    revision = Revision.objects.filter(memory=memory).order_by("id").first().public_id
+    record = records.add_record(owner, acme.records, XSS, {"k": XSS}).id
+    MemoryProvider.objects.filter(pk=acme.provider.pk).update(name=XSS)
+    tool = {"type": "function", "function": {"name": XSS, "description": XSS, "parameters": {}}}
+    Run.objects.filter(pk=run.pk).update(context=XSS, tools_offered=[tool])
+    ToolCall.objects.create(
+        workspace=acme.tenant.workspace,
+        run=run,
+        call_id="c1",
+        name="recall",
+        arguments={"query": XSS},
+        status="done",
+        content=XSS,
+    )
+    audit.record(owner, "note.xss", "memory", XSS, detail=XSS)
+    PurgeJob.objects.filter(pk=acme.job.pk).update(memory_name=XSS, last_error=XSS)
+    here, mem, path = f"/panel/w/{ws}/", f"/panel/w/{ws}/memories/{memory.id}/", quote(XSS_NAME)
+    facts_of = f"{here}agents/{agent.id}/facts/"
+    return {
+        "agent name": here,
+        "memory name": f"{here}memories/",
+        "memory guide": mem,
+        "memory form": f"{mem}edit/",
+        "memory delete": f"{mem}delete/",
+        "file path": f"{mem}files/",
+        "file content": f"{mem}file/?path={path}",
+        "file form": f"{mem}file/edit/?path={path}",
+        "file delete": f"{mem}file/delete/?path={path}",
+        "file history": f"{mem}history/?path={path}",
+        "memory history": f"{mem}history/",
+        "revision": f"{mem}revisions/{revision}/",
+        "revision restore": f"{mem}revisions/{revision}/restore/",
+        "purge history": f"{mem}history/purge/?path={path}",
+        "fact list": facts_of,
+        "fact": f"{facts_of}{fact}/",
+        "fact form": f"{facts_of}{fact}/edit/",
+        "fact forget": f"{facts_of}{fact}/forget/",
+        "record list": url(acme, "records"),
+        "record form": url(acme, "records") + f"{record}/edit/",
+        "record delete": url(acme, "records") + f"{record}/delete/",
+        "provider list": f"{here}providers/",
+        "provider form": url(acme, "provider-edit"),
+        "provider disable": url(acme, "provider-enabled"),
+        "run": f"{here}runs/{run.id}/",
+        "thread": f"{here}threads/{run.thread_id}/",
+        "threads": f"{here}threads/",
+        "purges": f"{here}purges/",
+        "audit": f"{here}audit/",
+    }
+
+
+def shows_no_markup(response) -> str:
+    body = response.content.decode()
+    assert not [raw for raw in RAW if raw in body]
+    assert not re.search(r"(href|src|action)=[\"']?\s*javascript:", body, re.I)
+    return body
+
+
+def test_markup_in_anything_stored_is_shown_as_text(panel_admin, marked):
+    client = logged_in(panel_admin)
+    for what, page in marked.items():
+        response = client.get(page)
+        assert response.status_code == 200, what
+        assert "&lt;img src=x onerror=alert(1)&gt;" in shows_no_markup(response), what
+
+
+@pytest.mark.parametrize(
+    ("page", "params"),
+    [
+        (AGENT_FACTS, {"query": XSS, "path": XSS, "tags": XSS}),
+        (AGENT_FACTS, {"path": XSS}),
+        ("memories/{records}/records/", {"query": XSS}),
+        ("memories/{records}/records/", {"limit": XSS, "offset": XSS}),
+        ("memories/", {"label": XSS, "kind": XSS}),
+        ("threads/", {"end_user": XSS, "agent_id": XSS, "status": XSS}),
+        ("audit/", {"actor": XSS, "action": XSS, "object": XSS, "since": XSS}),
+        ("memories/{files}/files/", {"prefix": XSS}),
+        ("memories/{files}/files/new/", {"prefix": XSS}),
+        ("memories/{files}/file/", {"path": XSS}),
+        ("memories/{files}/history/", {"path": XSS}),
+        ("memories/{files}/history/purge/", {"path": XSS}),
+    ],
+)
+def test_markup_in_a_query_is_shown_as_text(page, params, panel_admin, acme):
+    shows_no_markup(logged_in(panel_admin).get(filled(acme, page), params))
+
+
+@pytest.mark.parametrize(
+    ("name", "refused"),
+    [
+        ("file-new", {"path": f"{XSS}/..", "content": XSS}),
+        ("memory-edit", {"name": XSS, "labels": XSS, "guide": XSS, "etag": '"stale"'}),
+        ("record-edit", {"text": XSS, "metadata": XSS}),
+        ("fact-edit", {"text": XSS, "tags": XSS}),
+        ("provider-edit", {"name": XSS, "base_url": XSS}),
+        (
+            "provider-new",
+            {"name": XSS, "base_url": "javascript:alert(1)//<img src=x onerror=alert(1)>"},
+        ),
+    ],
+)
+def test_markup_in_a_refused_form_is_shown_as_text(name, refused, panel_admin, acme):
+    to, data = post_forms(acme)[name]
+    response = logged_in(panel_admin).post(to, {**data, **refused})
+    assert response.status_code in (412, 422)
+    assert "&lt;img src=x onerror=alert(1)&gt;" in shows_no_markup(response)
+
+
+def test_markup_in_the_logins_next_is_shown_as_text():
+    shows_no_markup(Client().get("/panel/login/", {"next": XSS}))
+
+
+def test_no_page_shows_a_secret(panel_admin, acme, marked):
+    """Provider keys (plain and encrypted), API key secrets and hashes, run tokens and
+    their hashes appear on no page, including a provider form refused with a typed key."""
+    secrets = [OSS_KEY, OSS_ADMIN_KEY, acme.token, *acme.tenant.keys.values()]
+    secrets += [r.token_hash for r in Run.objects.all()]
+    secrets += list(ApiKey.objects.values_list("secret_hash", flat=True))
+    secrets += [p.credential_encrypted for p in MemoryProvider.objects.all()]
+    client = logged_in(panel_admin)
+    seen = [url(acme, name) for name in NAMES if name not in POST_ONLY]
+    seen += [f"/panel/w/{acme.ws}/{path}" for path in LISTS] + list(marked.values())
+    answers = [client.get(page) for page in seen]
+    typed = {**form("provider-edit", acme), "api_key": "typed-secret", "read_timeout": "x"}
+    answers.append(client.post(url(acme, "provider-edit"), typed))
+    assert answers[-1].status_code == 422
+    for response in answers:
+        body = response.content.decode()
+        assert not [s for s in (*secrets, "typed-secret") if s and s in body]
