@@ -674,6 +674,22 @@ def test_markup_in_a_refused_form_is_shown_as_text(name, refused, panel_admin, a
     assert "&lt;img src=x onerror=alert(1)&gt;" in shows_no_markup(response)
 
 
+@pytest.mark.parametrize(
+    ("name", "given"),
+    [
+        ("file-new", {"path": f"{XSS}.md"}),
+        ("memory-edit", {"name": XSS}),
+        ("provider-edit", {"name": XSS}),
+        ("memory-new", {"name": XSS}),
+    ],
+)
+def test_markup_in_a_saved_form_is_text_in_the_message_after_it(name, given, panel_admin, acme):
+    to, data = post_forms(acme)[name]
+    response = logged_in(panel_admin).post(to, {**data, **given}, follow=True)
+    assert response.redirect_chain and response.status_code == 200
+    assert "&lt;img src=x onerror=alert(1)&gt;" in shows_no_markup(response)
+
+
 def test_markup_in_the_logins_next_is_shown_as_text():
     shows_no_markup(Client().get("/panel/login/", {"next": XSS}))
 
