@@ -30,12 +30,13 @@ from memoryhub.models import (
     Thread,
     ToolCall,
 )
+from panel.views.base import CSP
 from records.models import PurgeJob
 from records.services import records
 from tests import factories
 from tests.conftest import Api, Tenant
 from tests.facts.conftest import save, token_for
-from tests.panel.conftest import logged_in
+from tests.panel.conftest import PASSWORD, logged_in
 from tests.records import conftest as mem0_fixtures
 from tests.records.conftest import OSS_ADMIN_KEY, OSS_KEY, record_memory
 
@@ -347,12 +348,10 @@ def test_the_same_forms_do_change_things_for_an_admin(name, panel_admin, acme):
     assert (after == before) == (name == "provider-test")  # a test changes nothing
 
 
-# --- the Content-Security-Policy, CSRF ----------------------------------------------------------
+# --- the Content-Security-Policy ----------------------------------------------------------------
 
 
 def test_every_answer_of_the_panel_has_the_csp_even_an_error(viewer, outsider, acme):
-    from panel.views.base import CSP
-
     viewer_client = logged_in(viewer)
     answers = {
         "login": Client().get("/panel/login/"),
@@ -533,8 +532,6 @@ def test_every_page_sends_a_logged_out_visitor_to_the_login(acme):
     ],
 )
 def test_the_login_never_sends_anyone_elsewhere(next_url, viewer, tenant):
-    from tests.panel.conftest import PASSWORD
-
     page = Client().get("/panel/login/", {"next": next_url})
     assert page.status_code == 200
     answer = Client().post(
