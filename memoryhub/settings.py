@@ -60,6 +60,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "memoryhub.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "panel.middleware.PanelMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memoryhub.middleware.ApiGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

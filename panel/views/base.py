@@ -1,5 +1,5 @@
-"""What every page of the panel shares: the login, the Content-Security-Policy, and the
-page for a service's refusal.
+"""What every page of the panel shares: the login, the Content-Security-Policy (set on every
+answer under /panel/ by panel.middleware), and the page for a service's refusal.
 
 Every page needs a login; every workspace page resolves the user's seat first (404 for a
 workspace the user is no member of). Pages never run a query per row.
@@ -27,17 +27,15 @@ CSP = (
 
 
 def panel_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """A page of the panel: login required, and the Content-Security-Policy set."""
+    """A page of the panel: login required, a service's refusal shown as a page."""
 
     @login_required(login_url=reverse_lazy("panel:login"))
     @wraps(view)
     def page(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         try:
-            response = view(request, *args, **kwargs)
+            return view(request, *args, **kwargs)
         except ApiError as error:  # a service's refusal the view left to the page
-            response = refused(request, error, {})
-        response["Content-Security-Policy"] = CSP
-        return response
+            return refused(request, error, {})
 
     return page
 
@@ -46,11 +44,6 @@ class LoginView(auth_views.LoginView):
     template_name = "panel/login.html"
     redirect_authenticated_user = True
     next_page = reverse_lazy("panel:index")
-
-    def dispatch(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        response = super().dispatch(request, *args, **kwargs)
-        response["Content-Security-Policy"] = CSP
-        return response
 
 
 class LogoutView(auth_views.LogoutView):
