@@ -16,6 +16,7 @@ from memoryhub.etags import etag_for
 from memoryhub.models import Memory, Permission
 from memoryhub.rules import parse
 from memoryhub.services import memories
+from panel.models import Role
 from panel.services.access import seat
 from panel.views.base import panel_page
 
@@ -150,9 +151,10 @@ def memory_edit(request: HttpRequest, workspace_id: str, memory_id: str) -> Http
 
 @panel_page
 def memory_delete(request: HttpRequest, workspace_id: str, memory_id: str) -> HttpResponse:
-    """A confirmation page saying what goes; the POST deletes, If-Match the shown version."""
+    """A confirmation page saying what goes; the POST deletes, If-Match the shown version.
+    Admins only: it takes the whole history with it, as a purge does."""
     here = seat(request.user, workspace_id)
-    here.principal.require(Permission.WRITE)
+    here.require(Role.ADMIN)
     memory = memories.get_memory(here.principal, memory_id)
     context = {"seat": here, "memory": memory, "etag": etag_for(memory.version)}
     status = 200

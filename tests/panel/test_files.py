@@ -244,8 +244,8 @@ def test_a_viewer_may_not_create_edit_or_delete_a_memory(viewer, tenant, memory)
     assert Memory.objects.filter(pk=memory.pk, name="Team conventions", version=1).exists()
 
 
-def test_deleting_a_memory_says_what_goes_and_needs_its_etag(editor, tenant, memory, notes):
-    client = logged_in(editor)
+def test_deleting_a_memory_says_what_goes_and_needs_its_etag(panel_admin, tenant, memory, notes):
+    client = logged_in(panel_admin)
     confirm = client.get(mem_url(tenant, memory, "delete/"))
     body = confirm.content.decode()
     assert "<strong>2</strong> files" in body and "all their history" in body
@@ -260,7 +260,7 @@ def test_deleting_a_memory_says_what_goes_and_needs_its_etag(editor, tenant, mem
     assert "Deleted the memory Team conventions." in done.content.decode()
     assert not Memory.objects.filter(pk=memory.pk).exists()
     assert not File.objects.filter(memory_id=memory.pk).exists()
-    assert tenant.workspace.audit_events.get(action="memory.delete").principal_id == "user:ed"
+    assert tenant.workspace.audit_events.get(action="memory.delete").principal_id == "user:ada"
 
 
 # --- files ------------------------------------------------------------------------------

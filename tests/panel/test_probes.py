@@ -235,7 +235,7 @@ READS = (
 NAMES = READS + WRITES
 POST_ONLY = ("purge-retry", "provider-test")  # their GET is 405
 ADMIN_ONLY = (
-    *("erase", "purge-retry", "history-purge"),
+    *("erase", "purge-retry", "history-purge", "memory-delete"),
     *("provider-edit", "provider-enabled", "provider-test"),
 )
 
