@@ -220,6 +220,12 @@ LOGGING = {
     "loggers": {"django.request": {"level": "ERROR", "filters": ["route_not_path"]}},
 }
 
+# The panel's session and CSRF cookies go over HTTPS only in production, unless a deployment
+# that serves plain HTTP on a private network says otherwise.
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool(
+    "SECURE_COOKIES", default=ENVIRONMENT == "production"
+)
+
 if not DEBUG:
     SESSION_COOKIE_HTTPONLY = True
     SECURE_CONTENT_TYPE_NOSNIFF = True

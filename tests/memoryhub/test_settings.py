@@ -9,10 +9,11 @@ from django.conf import settings
 from memoryhub.conf import DEFAULTS, load_from_environment, setting
 
 
-def _import_settings(env: dict) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "MEMORYHUB_ENV")}
+def _import_settings(env: dict, show: str = "s.DEBUG") -> subprocess.CompletedProcess:
+    names = ("SECRET_KEY", "MEMORYHUB_ENV", "SECURE_COOKIES")
+    clean = {k: v for k, v in os.environ.items() if k not in names}
     return subprocess.run(
-        [sys.executable, "-c", "import memoryhub.settings as s; print(s.DEBUG)"],
+        [sys.executable, "-c", f"import memoryhub.settings as s; print({show})"],
         env={**clean, **env},
         capture_output=True,
         text=True,
@@ -30,6 +31,16 @@ def test_production_starts_with_a_secret_key_and_debug_off():
     result = _import_settings({"SECRET_KEY": "s3cret"})
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+def test_panel_cookies_go_over_https_only_in_production_unless_told():
+    cookies = "s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE"
+    production = _import_settings({"SECRET_KEY": "s3cret"}, cookies)
+    plain_http = _import_settings({"SECRET_KEY": "s3cret", "SECURE_COOKIES": "0"}, cookies)
+    development = _import_settings({"MEMORYHUB_ENV": "development"}, cookies)
+    assert production.stdout.strip() == "True True", production.stderr
+    assert plain_http.stdout.strip() == "False False", plain_http.stderr
+    assert development.stdout.strip() == "False False", development.stderr
 
 
 def test_documented_defaults():
