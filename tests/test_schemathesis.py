@@ -38,6 +38,7 @@ from schemathesis.specs.openapi.checks import (
 from memoryhub.embedded import free_port
 from memoryhub.services.workspaces import create_api_key, create_workspace
 from tests.records.fakes.mem0 import OssServer
+from tests.workers import stop, wait_until_up
 from tests.workers import tests_database_url as database_url
 
 pytestmark = pytest.mark.slow
@@ -112,20 +113,6 @@ def _serve(port: int, broker: str) -> subprocess.Popen:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-
-
-def _wait_until_up(url: str, server: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        assert server.poll() is None, server.stderr.read().decode()[-3000:]
-        try:
-            # A busy machine may take seconds to answer the first request: wait for it.
-            if requests.get(url + "/healthz", timeout=10).status_code == 200:
-                return
-        except (requests.ConnectionError, requests.Timeout):
-            pass
-        time.sleep(0.1)
-    raise AssertionError("gunicorn did not come up")
 
 
 def _seed(seed: Seed, mem0_url: str) -> None:
@@ -249,7 +236,7 @@ def seed(django_db_setup, django_db_blocker, tmp_path_factory, request):
     server = _serve(port, str(tmp_path_factory.mktemp("broker")))
     try:
         seed = Seed(url=f"http://127.0.0.1:{port}", keys=keys)
-        _wait_until_up(seed.url, server)
+        wait_until_up(seed.url, server)
         served = requests.get(
             seed.url + "/api/schema/", headers={"Accept": "application/json"}, timeout=30
         )
@@ -259,11 +246,7 @@ def seed(django_db_setup, django_db_blocker, tmp_path_factory, request):
         yield seed
         _report(request, seed)
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
         mem0.stop()
         with django_db_blocker.unblock():
             call_command("flush", verbosity=0, interactive=False)

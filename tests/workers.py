@@ -1,14 +1,17 @@
-"""A real Celery worker process for the tests that need one, on the test database."""
+"""Real processes for the tests that need them, on the test database: a Celery worker, and
+waiting for a web server to answer and stopping it."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import requests
 from django.conf import settings
 from django.db import connection
 
@@ -53,11 +56,31 @@ def celery_worker(**env: str) -> Iterator[subprocess.Popen]:
     try:
         yield worker
     finally:
-        worker.terminate()
+        stop(worker)
+
+
+def stop(process: subprocess.Popen) -> None:
+    """SIGTERM, and SIGKILL when it has not ended within 20 seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def wait_until_up(url: str, server: subprocess.Popen, seconds: float = 60) -> None:
+    """Until ``url``/healthz answers 200; a server that died fails with what it printed."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert server.poll() is None, server.stderr.read().decode()[-3000:]
         try:
-            worker.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            worker.kill()
+            # A busy machine may take seconds to answer the first request: wait for it.
+            if requests.get(url + "/healthz", timeout=10).status_code == 200:
+                return
+        except (requests.ConnectionError, requests.Timeout):
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"{url} did not come up")
 
 
 def assert_alive(worker: subprocess.Popen) -> None:

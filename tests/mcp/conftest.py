@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -28,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 
 from memoryhub.embedded import free_port
 from memoryhub.services.workspaces import create_api_key, create_workspace
-from tests.workers import tests_database_url
+from tests.workers import stop, tests_database_url, wait_until_up
 
 # For the test modules: the database exists only for tests marked to use it. Each test's
 # transaction is its own; the server sees what the seed committed.
@@ -90,19 +89,6 @@ def _serve(port: int, **env: str) -> subprocess.Popen:
     )
 
 
-def _wait_until_up(url: str, server: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert server.poll() is None, server.stderr.read().decode()[-3000:]
-        try:
-            if requests.get(url + "/healthz", timeout=10).status_code == 200:
-                return
-        except (requests.ConnectionError, requests.Timeout):
-            pass
-        time.sleep(0.1)
-    raise AssertionError("the server did not come up")
-
-
 def _seed(live: Live, space: Workspace, person: str) -> None:
     """An agent with a file memory mounted by default, and a run of it for ``person``."""
     key = space.keys["write"]
@@ -141,16 +127,12 @@ def live(django_db_setup, django_db_blocker) -> Iterator[Live]:
     server = _serve(port)
     try:
         live = Live(f"http://127.0.0.1:{port}", *spaces)
-        _wait_until_up(live.url, server)
+        wait_until_up(live.url, server)
         _seed(live, live.home, "alice")
         _seed(live, live.other, "alice")
         yield live
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
         with django_db_blocker.unblock():
             call_command("flush", verbosity=0, interactive=False)
 
@@ -161,14 +143,10 @@ def quick_idle_url(live) -> Iterator[str]:
     port = free_port()
     server = _serve(port, MEMORYHUB_MCP_IDLE_SECONDS="1")
     try:
-        _wait_until_up(f"http://127.0.0.1:{port}", server)
+        wait_until_up(f"http://127.0.0.1:{port}", server)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
 
 
 @asynccontextmanager
