@@ -46,3 +46,11 @@ def manage(transactional_db):
         )
 
     return call
+
+
+# The fake mem0 servers and a provider on one, for the commands that read records.
+from tests.records.conftest import (  # noqa: E402,F401
+    allow_loopback,
+    platform_provider,
+    platform_server,
+)
