@@ -61,6 +61,10 @@ class MemoryhubCommand(BaseCommand):
         """A progress bar on stderr, drawn only when stderr is a terminal."""
         return iter(tqdm(items, total=total, desc=desc, file=sys.stderr, disable=None, leave=False))
 
+    def bar(self, total: int, desc: str = "") -> tqdm:
+        """A progress bar to ``update(n)`` by hand, for work counted in batches."""
+        return tqdm(total=total, desc=desc, file=sys.stderr, disable=None, leave=False)
+
     def workspace(self, ref: str) -> Workspace:
         """A workspace by id, or by its name when exactly one has it."""
         found = Workspace.objects.filter(pk=ref).first()
