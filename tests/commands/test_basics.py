@@ -72,3 +72,16 @@ def test_processes_exit_non_zero_on_bad_arguments_and_print_json(manage):
     assert Workspace.objects.get(pk=json.loads(made.stdout)["id"]).name == "Acme"
     helped = manage("revoke_api_key", "--help")
     assert "--dry-run" in helped.stdout and "--json" in helped.stdout
+
+
+def test_the_maintenance_commands_as_processes(manage, tenant):
+    rebuilt = manage("rebuild_search", "--json")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert json.loads(rebuilt.stdout) == {"facts": 0, "refolded": 0, "terms_recounted": False}
+    pruned = manage("prune_history", tenant.workspace.id, "--keep", "1", "--dry-run", "--json")
+    assert pruned.returncode == 0, pruned.stderr
+    assert json.loads(pruned.stdout) == {"memories": [], "dry_run": True}
+    refused = manage("prune_history", tenant.workspace.id)
+    assert refused.returncode == 1 and "--keep" in refused.stderr
+    listed = manage("list_api_keys", tenant.workspace.id, "--json")
+    assert {key["permission"] for key in json.loads(listed.stdout)} == {"read", "run", "write"}
