@@ -118,8 +118,10 @@ def selection(scope: Scope) -> dict[str, QuerySet]:
 
 
 def _fields(model: type[models.Model]) -> list[models.Field]:
+    """What a row carries: not secrets, not what the database generates (search vectors)."""
     secret = SECRET_FIELDS.get(model, set())
-    return [f for f in model._meta.concrete_fields if f.attname not in secret]
+    fields = model._meta.concrete_fields
+    return [f for f in fields if f.attname not in secret and not getattr(f, "generated", False)]
 
 
 def row_of(obj: models.Model) -> dict:
