@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 MEM0_STAMP := $(VENV)/.installed-mem0
 
-.PHONY: install run test fuzz lint format bench screenshots chromium clean
+.PHONY: install run manage test fuzz lint format bench screenshots chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ install: $(STAMP)
 ## Start memoryhub on http://127.0.0.1:8000 (embedded PostgreSQL unless DATABASE_URL is set).
 run: $(STAMP)
 	$(BIN)/python -m memoryhub.devrun
+
+## A management command beside make run (its database, development settings):
+## make manage ARGS='create_workspace "Acme"'
+manage: $(STAMP)
+	$(BIN)/python manage.py $(ARGS)
 
 ## The browser tests drive Debian's Chromium; installed with apt when root may, never downloaded.
 chromium:

@@ -12,6 +12,8 @@ import re
 from typing import Any
 
 from django.db import connection
+from django.db.models import Q, TextField
+from django.db.models.functions import Cast
 from django.utils.crypto import salted_hmac
 
 from memoryhub.models import AuditEvent
@@ -78,8 +80,10 @@ def pseudonym(workspace_id: str, external_id: str) -> str:
     return f"erased-{digest[:16]}"
 
 
-def pseudonymise_end_user(workspace_id: str, external_id: str) -> str:
-    """Replace an end user's external id in the workspace's audit rows; returns the pseudonym.
+def pseudonymise_end_user(workspace_id: str, external_id: str) -> tuple[str, int]:
+    """Replace an end user's external id in the workspace's audit rows.
+
+    Returns the pseudonym and how many rows changed.
 
     One UPDATE in the database. External ids are letters, digits and ``. _ : @ -`` (none of
     them escaped in JSON text), and the pseudonym keeps the JSON valid.
@@ -99,4 +103,15 @@ def pseudonymise_end_user(workspace_id: str, external_id: str) -> str:
                 "max_object_id": AuditEvent._meta.get_field("object_id").max_length,
             },
         )
-    return replacement
+        return replacement, cursor.rowcount
+
+
+def mentions_end_user(workspace_id: str, external_id: str) -> int:
+    """Audit rows of the workspace that still name the person (the erase's verification)."""
+    id_re = re.escape(external_id)
+    object_re = rf"(^|[/:])users/{id_re}(/|$)"
+    details_re = rf'(["/]users/|"end_user": "){id_re}[/"]'
+    rows = AuditEvent.objects.filter(workspace_id=workspace_id)
+    rows = rows.annotate(details_text=Cast("details", TextField()))
+    named = Q(object_id__regex=object_re) | Q(details_text__regex=details_re)
+    return rows.filter(named | Q(details__end_user=external_id)).count()

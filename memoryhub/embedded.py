@@ -62,6 +62,27 @@ def start_embedded_postgres(database: str = "memoryhub"):
     return server, f"postgres://postgres@{host}:{info.port}/{database}"
 
 
+def running_database_url(database: str = "memoryhub") -> str | None:
+    """The URL of ``make run``'s embedded PostgreSQL when it is running, else None.
+
+    Read from ``<data dir>/pg/postmaster.pid`` (PID, data dir, start, port, socket dir, ...),
+    so that ``manage.py`` beside ``make run`` reaches the same database without pgserver.
+    """
+    pid_file = data_dir() / "pg" / "postmaster.pid"
+    try:
+        lines = pid_file.read_text().splitlines()
+        pid, port, socket_dir = int(lines[0]), int(lines[3]), lines[4].strip()
+    except (OSError, IndexError, ValueError):
+        return None
+    try:
+        os.kill(pid, 0)  # signal 0: is it alive?
+    except PermissionError:
+        pass  # alive, another user's
+    except OSError:
+        return None  # a stale file: the server stopped without removing it
+    return f"postgres://postgres@{quote(socket_dir, safe='')}:{port}/{database}"
+
+
 def ensure_database(environ: dict, *, prefer_local: bool = False) -> object | None:
     """Point DATABASE_URL at a PostgreSQL; returns the embedded server's handle, if started.
 

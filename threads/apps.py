@@ -12,12 +12,13 @@ class ThreadsConfig(AppConfig):
         register_memory_deleter(_unmount)
 
 
-def _erase(principal, end_user) -> None:
+def _erase(principal, end_user) -> dict[str, int]:
     """Archived threads hold no mounts; tool-call answers may quote the person."""
     from threads.models import ThreadMount, ToolCall
 
-    ThreadMount.objects.filter(thread__end_user=end_user).delete()
-    ToolCall.objects.filter(run__end_user=end_user).delete()
+    mounts, _ = ThreadMount.objects.filter(thread__end_user=end_user).delete()
+    answers, _ = ToolCall.objects.filter(run__end_user=end_user).delete()
+    return {"mounts_removed": mounts, "tool_call_answers": answers}
 
 
 def _unmount(principal, memory) -> None:

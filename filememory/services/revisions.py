@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db import transaction
-from django.db.models import QuerySet, Sum
+from django.db.models import F, Q, QuerySet, Sum, Window
+from django.db.models.functions import RowNumber
 
 from filememory.models import File, Revision
 from filememory.services.files import audit_change, base_from_if_match, get_file_memory
@@ -75,3 +78,35 @@ def purge_history(principal: Principal, memory_id: str, path: str | None = None)
             principal, "history.purge", "file" if path else "memory", target, revisions=deleted
         )
     return deleted
+
+
+def prune_history(
+    principal: Principal,
+    memory_id: str,
+    *,
+    keep: int | None = None,
+    before: datetime | None = None,
+) -> tuple[int, int]:
+    """Drop revisions beyond the newest ``keep`` of each path, and/or older than ``before``.
+
+    The operators' trim of a memory's history (``manage.py prune_history``); the files
+    themselves are untouched. Answers (revisions deleted, bytes freed).
+    """
+    principal.require(Permission.WRITE)
+    with transaction.atomic():
+        memory = lock_memory(principal, memory_id)
+        rows = Revision.objects.filter(memory=memory)
+        doomed = Q(pk__in=[])
+        if keep is not None:
+            newest = Window(RowNumber(), partition_by=[F("path")], order_by=F("id").desc())
+            ranked = rows.annotate(rank=newest).filter(rank__gt=keep).values("id")
+            doomed |= Q(pk__in=list(ranked.values_list("id", flat=True)))
+        if before is not None:
+            doomed |= Q(created_at__lt=before)
+        gone = rows.filter(doomed)
+        freed = gone.aggregate(total=Sum("size"))["total"] or 0
+        deleted, _ = gone.delete()
+        Memory.objects.filter(pk=memory.pk).update(history_bytes=F("history_bytes") - freed)
+        if deleted:
+            audit.record(principal, "history.prune", "memory", memory.id, revisions=deleted)
+    return deleted, freed

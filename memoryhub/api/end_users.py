@@ -31,8 +31,11 @@ class EndUserDetailView(ApiView):
     permission_classes = [ReadOrWrite]
 
     @extend_schema(
-        summary="Erase an end user and everything memoryhub keeps about them", responses={204: None}
+        summary="Erase an end user and everything memoryhub keeps about them",
+        description="Answers a receipt: what went per kind, and a search afterwards that "
+        "finds nothing of the person's (`verified`).",
+        responses={200: s.ErasureReceipt},
     )
     def delete(self, request: Request, end_user: str) -> Response:
-        end_users.erase_end_user(self.principal, end_user)
-        return Response(status=204)
+        receipt = end_users.erase_end_user(self.principal, end_user)
+        return Response(receipt.as_dict(), status=200)

@@ -113,6 +113,34 @@ class EndUser(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+class ErasureReceipt(serializers.Serializer):
+    """What erasing a person removed, and the search afterwards (``services.end_users``)."""
+
+    end_user = serializers.CharField(help_text="The internal id (usr_...) the person had.")
+    pseudonym = serializers.CharField(help_text="What the audit trail calls them from now on.")
+    facts = serializers.IntegerField(help_text="Facts in their users/<id>/ folders, every agent.")
+    versions = serializers.IntegerField(help_text="Versions of those facts.")
+    threads_archived = serializers.IntegerField(help_text="Their threads, archived and unlinked.")
+    mounts_removed = serializers.IntegerField(help_text="Mounts of those threads.")
+    runs_ended = serializers.IntegerField(help_text="Their runs that were still running.")
+    runs_scrubbed = serializers.IntegerField(
+        help_text="Runs whose input, memory context or offered tools were cleared."
+    )
+    tool_call_answers = serializers.IntegerField(
+        help_text="Tool calls of their runs, deleted with their answers."
+    )
+    audit_details_pseudonymised = serializers.IntegerField(
+        help_text="Audit rows whose object id or details named them."
+    )
+    verified = serializers.BooleanField(
+        help_text="True when a search after the erase found nothing of theirs."
+    )
+    remaining = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="What that search found, per kind; empty when verified.",
+    )
+
+
 # --- the memories catalog --------------------------------------------------------------------
 
 LABELS_HELP = "Repeated labels are kept once."

@@ -96,8 +96,9 @@ class MemoryHub:
     def get_file(self, memory_id: str, path: str) -> dict:
         return self._http.request("GET", f"/api/v1/memories/{memory_id}/files/{path}", safe=True)
 
-    def erase_end_user(self, end_user: str) -> None:
-        self._http.request("DELETE", f"/api/v1/end-users/{end_user}", safe=False)
+    def erase_end_user(self, end_user: str) -> dict:
+        """Erase a person; answers the erase receipt (counts per kind, ``verified``)."""
+        return self._http.request("DELETE", f"/api/v1/end-users/{end_user}", safe=False)
 
 
 class Invocation:

@@ -12,7 +12,12 @@ def test_list_shows_the_runtime_ids(reader, thread):
 
 def test_erase_removes_the_person(owner, tenant, thread, running_run):
     response = owner.delete("/api/v1/end-users/alice")
-    assert response.status_code == 204
+    assert response.status_code == 200
+    receipt = response.json()
+    assert receipt["threads_archived"] == 1 and receipt["runs_ended"] == 1
+    assert receipt["runs_scrubbed"] == 1  # the run's input {"message": "hi"} went
+    assert receipt["verified"] is True and receipt["remaining"] == {}
+    assert "alice" not in response.content.decode()
     assert not EndUser.objects.filter(workspace=tenant.workspace).exists()
     assert Run.objects.get(pk=running_run[0].id).status == "ended"
     stored = Thread.objects.get(pk=thread.id)
@@ -43,7 +48,7 @@ def test_erase_removes_what_the_person_said(owner, runner, thread):
         status="done",
         content="SSN 123",
     )
-    assert owner.delete("/api/v1/end-users/alice").status_code == 204
+    assert owner.delete("/api/v1/end-users/alice").status_code == 200
     assert Run.objects.get(pk=run["id"]).input is None
     assert not ToolCall.objects.filter(run_id=run["id"]).exists()
 

@@ -172,7 +172,12 @@ def test_end_users_are_listed_and_erased(schema):
     page = response_body(schema, operation(schema, "/api/v1/end-users", "get"), "200")
     end_user = resolve(schema, page["properties"]["results"]["items"])
     assert set(end_user["properties"]) == {"id", "created_at"}
-    assert successes(operation(schema, "/api/v1/end-users/{end_user}", "delete")) == ["204"]
+    erase = operation(schema, "/api/v1/end-users/{end_user}", "delete")
+    assert successes(erase) == ["200"]
+    receipt = resolve(schema, response_body(schema, erase, "200"))
+    assert {"facts", "versions", "threads_archived", "verified", "remaining"} <= set(
+        receipt["properties"]
+    )
 
 
 def test_the_memories_catalog_documents_filters_create_and_patch(schema):

@@ -1,18 +1,13 @@
-from django.core.management.base import BaseCommand, CommandError
-
-from memoryhub.errors import ApiError
+from memoryhub.management.base import MemoryhubCommand
 from memoryhub.services.workspaces import create_workspace
 
 
-class Command(BaseCommand):
+class Command(MemoryhubCommand):
     help = "Create a workspace and print its id."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("name")
+        parser.add_argument("name", help="what people call it (1-200 characters)")
 
     def handle(self, *args, name: str, **options) -> None:
-        try:
-            workspace = create_workspace(name)
-        except ApiError as exc:
-            raise CommandError(exc.message) from None
-        self.stdout.write(workspace.id)
+        workspace = create_workspace(name)
+        self.emit({"id": workspace.id, "name": workspace.name}, workspace.id)

@@ -7,13 +7,13 @@ import secrets
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
 
+from memoryhub.management.base import MemoryhubCommand
 from memoryhub.models import Workspace
 from memoryhub.services.workspaces import create_api_key, create_workspace
 
 
-class Command(BaseCommand):
+class Command(MemoryhubCommand):
     help = "Create the demo workspace, a write API key and a panel login (for make run)."
 
     def add_arguments(self, parser) -> None:
@@ -29,7 +29,8 @@ class Command(BaseCommand):
             demo = self._create()
             path.write_text(json.dumps(demo, indent=2))
             path.chmod(0o600)
-        self.stdout.write(
+        self.emit(
+            {key: demo[key] for key in ("workspace_id", "api_key", "username", "password")},
             "\n".join(
                 [
                     "",
@@ -40,7 +41,7 @@ class Command(BaseCommand):
                     f"  admin: {base_url}/admin/ (the same login)",
                     "",
                 ]
-            )
+            ),
         )
 
     def _create(self) -> dict:

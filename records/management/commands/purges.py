@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
-
-from memoryhub.errors import ApiError
+from memoryhub.management.base import MemoryhubCommand
 from records.models import PurgeJob
 from records.services import purges
 
 
-class Command(BaseCommand):
+class Command(MemoryhubCommand):
     help = (
         "Lists the purges of deleted record memories (all but done ones unless --status says"
         " otherwise; skipped: a live memory on the same backend uses the namespace, the"
@@ -27,11 +25,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         if options["retry"]:
-            try:
-                job = purges.retry(options["retry"])
-            except ApiError as error:
-                raise CommandError(error.message) from None
-            self.stdout.write(f"{job.id} queued again")
+            job = purges.retry(options["retry"])
+            self.emit({"id": job.id, "status": job.status}, f"{job.id} queued again")
             return
         jobs = PurgeJob.objects.order_by("created_at", "id")
         status = options["status"]
@@ -39,18 +34,24 @@ class Command(BaseCommand):
             jobs = jobs.exclude(status=PurgeJob.Status.DONE)
         elif status != "all":
             jobs = jobs.filter(status=status)
-        self.stdout.write("id\tstatus\tattempts\tworkspace\tprovider\tnamespace\tlast_error")
-        for job in jobs:
-            self.stdout.write(
-                "\t".join(
-                    [
-                        job.id,
-                        job.status,
-                        str(job.attempts),
-                        job.workspace_id,
-                        job.provider_id,
-                        job.namespace,
-                        job.last_error.replace("\n", " ")[:200],
-                    ]
-                )
-            )
+        rows = [
+            {
+                "id": job.id,
+                "status": job.status,
+                "attempts": job.attempts,
+                "workspace": job.workspace_id,
+                "provider": job.provider_id,
+                "namespace": job.namespace,
+                "last_error": job.last_error,
+            }
+            for job in jobs
+        ]
+        self.emit(rows, lambda: "\n".join([COLUMNS, *map(_line, rows)]))
+
+
+COLUMNS = "id\tstatus\tattempts\tworkspace\tprovider\tnamespace\tlast_error"
+
+
+def _line(row: dict) -> str:
+    values = [*list(row.values())[:-1], row["last_error"].replace("\n", " ")[:200]]
+    return "\t".join(str(value) for value in values)

@@ -1,0 +1,39 @@
+"""Import an export_memory file: checked whole first, then written in one transaction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import CommandError
+
+from memoryhub.management.base import MemoryhubCommand
+from memoryhub.management.transfer import DamagedFile, check, import_lines
+
+
+class Command(MemoryhubCommand):
+    help = (
+        "Import a file written by export_memory. The whole file is checked first (format"
+        " version, every line whole, counts and checksum against the manifest): a damaged"
+        " file is refused before anything is written. Ids are kept; rows whose id exists"
+        " already are left as they are, so importing twice adds nothing. Records stay in mem0."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("file", help="the .jsonl file export_memory wrote")
+
+    def handle(self, *args, file: str, **options) -> None:
+        path = Path(file)
+        if not path.is_file():
+            raise CommandError(f"no file {file}")
+        try:
+            with path.open(encoding="utf-8") as stream:
+                counts = check(self.progress(stream, desc="checking"))
+        except (DamagedFile, UnicodeDecodeError) as error:
+            raise CommandError(f"{file} refused, nothing written: {error}") from None
+        with path.open(encoding="utf-8") as stream:
+            added = import_lines(self.progress(stream, desc="importing"))
+        listed = ", ".join(f"{kind} {added.get(kind, 0)}/{n}" for kind, n in counts.items())
+        self.emit(
+            {"file": file, "in_file": counts, "added": added},
+            f"imported {file} (added/in file): {listed}",
+        )
