@@ -6,18 +6,9 @@ which keeps their versions, quotas and search terms consistent.
 
 from __future__ import annotations
 
-from facts.models import Fact, FactVersion
+from facts.models import Fact
 from memoryhub.admin import confirmation_notes
-from memoryhub.models import Agent, EndUser
-
-
-@confirmation_notes(EndUser)
-def _private_facts(end_user: EndUser) -> list[str]:
-    facts = Fact.objects.filter(workspace_id=end_user.workspace_id, owner_id=end_user.id)
-    versions = FactVersion.objects.filter(
-        workspace_id=end_user.workspace_id, fact__owner_id=end_user.id
-    )
-    return [f"Private facts: {facts.count()}", f"Fact versions: {versions.count()}"]
+from memoryhub.models import Agent
 
 
 @confirmation_notes(Agent)

@@ -33,6 +33,7 @@ from memoryhub.errors import ApiError
 from memoryhub.principals import Principal
 from memoryhub.rules import parse
 from memoryhub.services import agents, end_users, memories, workspaces
+from memoryhub.services.end_users import RECEIPT_LABELS
 
 Notes = Callable[[Any], list[str]]
 _notes: dict[type[Model], list[Notes]] = {}
@@ -423,13 +424,10 @@ class EndUserAdmin(ServiceAdmin):
         )
 
     def delete_notes(self, end_user) -> list[str]:
-        runs = models.Run.objects.filter(end_user=end_user)
-        return [
-            *super().delete_notes(end_user),
-            f"Threads: {models.Thread.objects.filter(end_user=end_user).count()}",
-            f"Runs whose input will be cleared: {runs.filter(input__isnull=False).count()}",
-            f"Running runs that will end: {runs.filter(status='running').count()}",
-        ]
+        """The erase itself, previewed (rolled back): exactly what the receipt will say."""
+        principal = Principal.system(end_user.workspace)
+        going = end_users.preview_erasure(principal, end_user.external_id)
+        return [f"{label}: {getattr(going, key)}" for key, label in RECEIPT_LABELS.items()]
 
 
 @admin.register(models.Memory)

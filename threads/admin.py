@@ -10,15 +10,10 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 
 from memoryhub.admin import ServiceAdmin, confirmation_notes
-from memoryhub.models import EndUser, Memory, Run, Thread
-from threads.models import RunMount, ThreadMount, ToolCall
+from memoryhub.models import Memory, Run, Thread
+from threads.models import RunMount, ThreadMount
 from threads.services.runs import end_run
 from threads.services.threads import archive_thread
-
-
-@confirmation_notes(EndUser)
-def _tool_call_answers(end_user: EndUser) -> list[str]:
-    return [f"Tool-call answers: {ToolCall.objects.filter(run__end_user=end_user).count()}"]
 
 
 @confirmation_notes(Memory)

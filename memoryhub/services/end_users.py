@@ -82,6 +82,19 @@ class ErasureReceipt:
         return asdict(self)
 
 
+# The receipt's counts as people read them: the command, the admin and the API's docs.
+RECEIPT_LABELS = {
+    "facts": "facts (in users/<id>/, every agent)",
+    "versions": "fact versions",
+    "threads_archived": "threads archived",
+    "mounts_removed": "thread mounts removed",
+    "runs_ended": "running runs ended",
+    "runs_scrubbed": "runs scrubbed (input, context, tools)",
+    "tool_call_answers": "tool-call answers",
+    "audit_details_pseudonymised": "audit rows pseudonymised",
+}
+
+
 def erase_end_user(principal: Principal, external_id: str) -> ErasureReceipt:
     """Remove a person: what each app keeps about them, their threads' link to them.
 
@@ -107,6 +120,15 @@ def erase_end_user(principal: Principal, external_id: str) -> ErasureReceipt:
         remaining=remaining,
         **counts,
     )
+
+
+def preview_erasure(principal: Principal, external_id: str) -> ErasureReceipt:
+    """What erasing the person would remove: the erase itself, rolled back, so the counts
+    are exactly the receipt's (for a confirmation page or an operator's --dry-run)."""
+    with transaction.atomic():
+        receipt = erase_end_user(principal, external_id)
+        transaction.set_rollback(True)
+    return receipt
 
 
 def _erase(principal: Principal, end_user: EndUser) -> tuple[dict, dict[str, list[str]]]:

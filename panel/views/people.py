@@ -7,10 +7,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from memoryhub.models import EndUser
-from memoryhub.services.end_users import erase_end_user, list_end_users
+from memoryhub.services.end_users import erase_end_user, list_end_users, preview_erasure
 from panel.models import Role
 from panel.services.access import seat
-from panel.services.people import erasure_of, fact_counts, with_thread_counts
+from panel.services.people import fact_counts, with_thread_counts
 from panel.views.base import panel_page
 
 PER_PAGE = 50
@@ -35,9 +35,9 @@ def erase(request: HttpRequest, workspace_id: str, external_id: str) -> HttpResp
     person = EndUser.objects.filter(workspace=here.workspace, external_id=external_id).first()
     if person is None:
         raise Http404("no such person")
-    going = erasure_of(person)
-    context = {"seat": here, "person": person, "going": going}
+    context = {"seat": here, "person": person}
     if request.method != "POST":
+        context["going"] = preview_erasure(here.principal, external_id)
         return render(request, "panel/people/erase.html", context)
-    erase_end_user(here.principal, external_id)  # the API's own service
+    context["gone"] = erase_end_user(here.principal, external_id)  # the API's own service
     return render(request, "panel/people/erased.html", context)

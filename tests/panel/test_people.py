@@ -60,11 +60,13 @@ def test_erasing_says_what_will_go_then_what_went(panel_admin, tenant, ayse):
     client = logged_in(panel_admin)
     confirm = client.get(people_url(tenant, "ayse/erase/")).content.decode()
     for line in ("<strong>2</strong> facts", "<strong>3</strong> versions",
-                 "<strong>1</strong> thread:", "<strong>1</strong> run input:"):  # fmt: skip
+                 "<strong>1</strong> thread archived", "<strong>1</strong> run cleared",
+                 "<strong>1</strong> running run ended"):  # fmt: skip
         assert line in confirm, line
     assert EndUser.objects.filter(external_id="ayse").exists()  # nothing went yet
     receipt = client.post(people_url(tenant, "ayse/erase/")).content.decode()
     assert "is gone" in receipt and "<strong>2</strong> facts" in receipt
+    assert "Verified: a search afterwards found nothing of theirs." in receipt
     assert not EndUser.objects.filter(external_id="ayse").exists()
     assert not Fact.objects.filter(path="users/ayse/").exists()
     assert Run.objects.get(pk=ayse.pk).input is None

@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 from django.core.management.base import CommandError
-from django.db import transaction
 
 from memoryhub.management.base import MemoryhubCommand
-from memoryhub.services.end_users import ErasureReceipt, erase_end_user
-
-LABELS = {
-    "facts": "facts (in users/<id>/, every agent)",
-    "versions": "fact versions",
-    "threads_archived": "threads archived",
-    "mounts_removed": "thread mounts removed",
-    "runs_ended": "running runs ended",
-    "runs_scrubbed": "runs scrubbed (input, context, tools)",
-    "tool_call_answers": "tool-call answers",
-    "audit_details_pseudonymised": "audit rows pseudonymised",
-}
+from memoryhub.services.end_users import (
+    RECEIPT_LABELS,
+    ErasureReceipt,
+    erase_end_user,
+    preview_erasure,
+)
 
 
 class Command(MemoryhubCommand):
@@ -35,9 +28,8 @@ class Command(MemoryhubCommand):
     def handle(self, *args, workspace: str, person: str, **options) -> None:
         principal = self.principal(self.workspace(workspace))
         self.end_user(principal.workspace, person)  # a clear refusal for an unknown person
-        with transaction.atomic():
-            receipt = erase_end_user(principal, person)
-            transaction.set_rollback(self.dry_run)
+        erase = preview_erasure if self.dry_run else erase_end_user
+        receipt = erase(principal, person)
         self.emit({**receipt.as_dict(), "dry_run": self.dry_run}, lambda: self._text(receipt))
         if not receipt.verified:
             raise CommandError(f"the search after the erase still found {receipt.remaining}")
@@ -45,7 +37,9 @@ class Command(MemoryhubCommand):
     def _text(self, receipt: ErasureReceipt) -> str:
         done = "would erase" if self.dry_run else "erased"
         lines = [f"{done} {receipt.end_user}; the audit trail calls them {receipt.pseudonym}"]
-        lines += [f"  {label:<40}{getattr(receipt, key):>8}" for key, label in LABELS.items()]
+        lines += [
+            f"  {label:<40}{getattr(receipt, key):>8}" for key, label in RECEIPT_LABELS.items()
+        ]
         if receipt.verified:
             lines.append("verified: a search afterwards found nothing of theirs")
         if self.dry_run:
