@@ -35,10 +35,11 @@ FLAGS = [
 LAPTOP = {"width": 1280, "height": 800}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
-    # Playwright's sync API keeps an event loop in this thread; the ORM calls of a test
-    # body are still synchronous, which Django's guard can't tell.
+    # Playwright's sync API keeps an event loop in this thread while it runs: the ORM calls
+    # of a test body are still synchronous, which Django's guard can't tell; and it must stop
+    # with this package, or later tests that run an event loop of their own can't.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
