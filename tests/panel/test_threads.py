@@ -246,7 +246,7 @@ def test_a_run_without_mounts_says_what_it_did_not_get(viewer, tenant, agent):
 def test_an_erased_persons_run_keeps_nothing_they_gave_or_got(panel_admin, tenant, story):
     client = logged_in(panel_admin)
     confirm = client.get(url(tenant, "people/ayse/erase/")).content.decode()
-    assert "<strong>1</strong> run input:" in confirm
+    assert "<strong>1</strong> run cleared of what they said" in confirm
     client.post(url(tenant, "people/ayse/erase/"))
     run = Run.objects.get(pk=story["id"])
     assert (run.input, run.context, run.tools_offered) == (None, None, None)
