@@ -17,6 +17,7 @@ others' facts drawn from the same text).
 
 For each: p50/p95/p99 per query class over HTTP (gunicorn, 2 workers), for both agents.
 ``BENCH_REAL_SERVERS``: ``local`` (default) and/or ``embedded`` (pgserver's PostgreSQL 16).
+``BENCH_REAL_BEFORE``: a checkout of an earlier version, measured beside this one.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from django.db import connection, connections
 
@@ -211,6 +213,13 @@ def _agents() -> tuple[list, str, str, str]:
     return [big, *others], run.id, token, small_run.token
 
 
+def _versions() -> dict[str, Path]:
+    """This tree's code ("now"), and an earlier checkout's ("before") when
+    ``BENCH_REAL_BEFORE`` names one: both measured on the same data."""
+    before = os.environ.get("BENCH_REAL_BEFORE")
+    return {"now": common.ROOT, **({"before": Path(before)} if before else {})}
+
+
 def on_server(label: str, host: str, port: str) -> dict:
     started = time.perf_counter()
     text = Text(random.Random(SEED))
@@ -230,9 +239,12 @@ def on_server(label: str, host: str, port: str) -> dict:
                     cursor.execute("VACUUM ANALYZE facts_fact")
                     cursor.execute("VACUUM ANALYZE facts_factterm")
                 connections.close_all()
-            print(f"  {state} statistics", flush=True)
-            with common.server(url) as base:
-                figures[state] = measure(base, big, small, sets)
+            for version, root in _versions().items():
+                print(f"  {state} statistics, {version}", flush=True)
+                with common.server(url, root=root) as base:
+                    figures[f"{state}_{version}" if version != "now" else state] = measure(
+                        base, big, small, sets
+                    )
     stale_over_fresh = {
         name: round(figures["stale"][name]["http"]["p95_ms"] / f["http"]["p95_ms"], 2)
         for name, f in figures["fresh"].items()

@@ -41,6 +41,24 @@ def _prose(text: str) -> str | None:
     return sentence if letters >= 0.75 * len(sentence.replace(" ", "")) else None
 
 
+def _messages(po: str) -> list[str]:
+    """The ``msgstr`` texts of a .po file, their continuation lines joined."""
+    messages: list[str] = []
+    current: list[str] | None = None
+    for line in po.splitlines():
+        match = _MSGSTR.match(line)
+        if match:
+            current = [match.group(1)]
+            messages.append("")
+        elif current is not None and line.startswith('"') and line.endswith('"'):
+            current.append(line[1:-1])
+        else:
+            current = None
+        if current is not None:
+            messages[-1] = "".join(current)
+    return messages
+
+
 def english_sentences(limit: int, seed: int = 11) -> list[str]:
     """Up to ``limit`` distinct sentences of the installed packages' docstrings."""
     found: dict[str, None] = {}
@@ -65,13 +83,10 @@ def turkish_sentences(seed: int = 11) -> list[str]:
     """Every distinct Turkish message of at least three words in the installed packages."""
     found: dict[str, None] = {}
     for path in sorted(site_packages().rglob("locale/tr/LC_MESSAGES/*.po")):
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            match = _MSGSTR.match(line)
-            if not match:
-                continue
-            text = re.sub(r"%\(\w+\)\w|%\w|\{\w*\}|<[^>]*>|\\n", " ", match.group(1))
+        for message in _messages(path.read_text(encoding="utf-8", errors="replace")):
+            text = re.sub(r"%\(\w+\)\w|%\w|\{\w*\}|<[^>]*>|\\n", " ", message)
             text = " ".join(text.replace('\\"', '"').split())
-            if len(text.split()) >= 3:
+            if len(text.split()) >= 3 and "Project-Id-Version" not in text:
                 found[text] = None
     sentences = list(found)
     random.Random(seed).shuffle(sentences)

@@ -33,10 +33,9 @@ from facts.ranking import Hit, Word, best, score
 from facts.terms import Frequencies, Memory, keyed, quoted
 
 MAX_COMMON = 5
-# The thresholds a question's search descends through, as shares of its greatest score;
-# at most MAX_DRIVERS of its rarest words find the facts that could reach one.
-DESCENT = (0.6, 0.45, 0.3, 0.2)
-MAX_DRIVERS = 8
+# A question's rarest words (at most MAX_DRIVERS), in at most MAX_SETS conjunctions, find
+# the facts that could reach the k-th score of its rare words' candidates.
+MAX_DRIVERS, MAX_SETS = 16, 1000
 EPSILON = 1e-9  # the bound is summed in another order than the score: cover rounding
 # Rough costs in microseconds, measured on PostgreSQL 15 (bench/bench_search.py): a row
 # read newest first and tested, a posting read from GIN, a row fetched from a GIN bitmap.
@@ -125,24 +124,23 @@ class TopK:
         return self._candidates(words, " | ".join(keyed(self.memory, w.text) for w in rare))
 
     def _descend(self, words: list[Word], present: list[Word]) -> list[Hit] | None:
-        """Many common words (a question): the top k among the facts that could score at
-        least a threshold, for falling thresholds, until k of them do. Exact: a fact left out
-        scores below the threshold, so below the k found. None when no threshold is cheaper
-        than scoring every match."""
+        """Many common words (a question): the k-th score of the rare words' candidates is a
+        threshold, and only facts holding enough of the rarest words can reach it (MaxScore).
+        Exact: those facts hold every fact scoring at least the threshold, and k of them do.
+        None when that costs more than scoring every match."""
+        ordered = sorted(present, key=lambda w: w.idf, reverse=True)
+        seeds = [w for w in ordered if self._is_rare(w)] or ordered[:1]
+        hits = self._candidates(words, " | ".join(keyed(self.memory, w.text) for w in seeds))
+        if len(hits) < self.k:
+            return None
         total = sum(w.idf for w in present)
-        every = self._every_match_cost(present)
-        for fraction in DESCENT:
-            threshold = total * fraction
-            sets = sufficient_sets(present, threshold - EPSILON * max(total, 1.0))
-            if sets is None or self._sets_cost(sets) > every:
-                return None
-            driver = " | ".join(
-                "(" + " & ".join(keyed(self.memory, w.text) for w in each) + ")" for each in sets
-            )
-            hits = self._candidates(words, driver)
-            if len(hits) == self.k and hits[-1].score >= threshold:
-                return hits
-        return None
+        sets = sufficient_sets(present, hits[-1].score - EPSILON * max(total, 1.0))
+        if sets is None or self._sets_cost(sets) > self._every_match_cost(present):
+            return None
+        driver = " | ".join(
+            "(" + " & ".join(keyed(self.memory, w.text) for w in each) + ")" for each in sets
+        )
+        return self._candidates(words, driver)
 
     def _every_match_cost(self, present: list[Word]) -> float:
         missing = math.prod(1 - self.postings[w.text] / self.memory_total for w in present)
@@ -278,7 +276,7 @@ def sufficient_sets(present: list[Word], threshold: float) -> list[tuple[Word, .
     The rarest words (fewest, at most MAX_DRIVERS) whose complement sums below the
     threshold drive; a fact's score is at most the drivers it holds plus every other word,
     so it holds a set of drivers that reaches the threshold with all the others. None when
-    more than MAX_DRIVERS words would be needed.
+    more than MAX_DRIVERS words, or more than MAX_SETS sets, would be needed.
     """
     ordered = sorted(present, key=lambda w: w.idf, reverse=True)
     rest = sum(w.idf for w in ordered)
@@ -290,13 +288,20 @@ def sufficient_sets(present: list[Word], threshold: float) -> list[tuple[Word, .
         rest -= word.idf
     if rest >= threshold or len(drivers) > MAX_DRIVERS:
         return None
-    need = threshold - rest
     sets: list[tuple[Word, ...]] = []
-    for size in range(1, len(drivers) + 1):
-        for each in combinations(drivers, size):
-            held = {w.text for w in each}
-            if sum(w.idf for w in each) >= need and not any(
-                held >= {w.text for w in s} for s in sets
-            ):
-                sets.append(each)
+    # Rarest first: a set is complete when it reaches the need, and then it is least, for
+    # leaving out its last (lightest) word would fall short, and so would any other.
+    tails = [sum(w.idf for w in drivers[i:]) for i in range(len(drivers) + 1)]
+    stack: list[tuple[int, tuple[Word, ...], float]] = [(0, (), threshold - rest)]
+    while stack:
+        start, chosen, need = stack.pop()
+        for i in range(start, len(drivers)):
+            if tails[i] < need:
+                break  # the remaining words cannot reach it
+            if drivers[i].idf >= need:
+                sets.append((*chosen, drivers[i]))
+            else:
+                stack.append((i + 1, (*chosen, drivers[i]), need - drivers[i].idf))
+        if len(sets) > MAX_SETS:
+            return None
     return sets
