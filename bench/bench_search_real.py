@@ -18,6 +18,7 @@ others' facts drawn from the same text).
 For each: p50/p95/p99 per query class over HTTP (gunicorn, 2 workers), for both agents.
 ``BENCH_REAL_SERVERS``: ``local`` (default) and/or ``embedded`` (pgserver's PostgreSQL 16).
 ``BENCH_REAL_BEFORE``: a checkout of an earlier version, measured beside this one.
+``BENCH_REAL_STATES``: ``stale,fresh`` (default), or either alone.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ OTHER_AGENTS = 6
 TURKISH_SHARE = 0.1
 HELD_OUT = 0.1  # of the sentences, never loaded: the queries are cut from these
 SEED = 18
+STATES = os.environ.get("BENCH_REAL_STATES", "stale,fresh").split(",")
 QUESTION_SIZES = (8, 12, 24, 32)
 _COLUMNS = ("workspace_id, agent_id, scope, path, text, tags, confidence, version, run_id, "
             "written_by, created_at, updated_at, search_text")  # fmt: skip
@@ -233,7 +235,7 @@ def on_server(label: str, host: str, port: str) -> dict:
         sets = query_sets(text, words, QUERIES)
         connections.close_all()
         figures: dict = {}
-        for state in ("stale", "fresh"):
+        for state in STATES:
             if state == "fresh":
                 with connection.cursor() as cursor:
                     cursor.execute("VACUUM ANALYZE facts_fact")
@@ -247,7 +249,8 @@ def on_server(label: str, host: str, port: str) -> dict:
                     )
     stale_over_fresh = {
         name: round(figures["stale"][name]["http"]["p95_ms"] / f["http"]["p95_ms"], 2)
-        for name, f in figures["fresh"].items()
+        for name, f in figures.get("fresh", {}).items()
+        if "stale" in figures
     }
     return {
         "server_version": version,
