@@ -258,10 +258,14 @@ class TopK:
         so it reads the whole range and sorts it: 100,000 rows for k. Without sorting it can
         only follow the index's order, and the LIMIT stops the scan at k matches.
         """
-        with transaction.atomic(), connection.cursor() as cursor:
+        nested = connection.in_atomic_block
+        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_sort = off")
             cursor.execute(sql, params)
-            return cursor.fetchall()
+            rows = cursor.fetchall()
+            if nested:  # SET LOCAL would last until the caller's transaction ends
+                cursor.execute("RESET enable_sort")
+            return rows
 
     @staticmethod
     def _fetch(sql: str, params: list) -> list[tuple]:

@@ -69,3 +69,12 @@ def test_every_fact_reaching_the_threshold_holds_a_sufficient_set():
         held = [w for i, w in enumerate(words) if mask >> i & 1]
         if sum(w.idf for w in held) >= total * 0.6:
             assert any({w.text for w in s} <= {w.text for w in held} for s in sets), held
+
+
+@pytest.mark.django_db
+def test_the_caller_s_transaction_keeps_its_planner_settings(stale, monkeypatch):
+    """The tests run in a transaction, as a search inside a caller's atomic block does."""
+    assert newest_first_sql(stale, monkeypatch, "common")
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW enable_sort")
+        assert cursor.fetchone()[0] == "on"
