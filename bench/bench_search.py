@@ -264,17 +264,17 @@ def measure_writes(base: str, tokens: list[str], later_indexes: list[str]) -> tu
 
 
 @contextmanager
-def _database(host: str, port: str) -> Iterator[str]:
-    """A fresh, migrated ``mh_bench_search`` on that server; yields its DATABASE_URL."""
+def _database(host: str, port: str, name: str = DATABASE) -> Iterator[str]:
+    """A fresh, migrated database ``name`` on that server; yields its DATABASE_URL."""
     shared = connections.settings["default"]
     previous = shared.get("HOST"), shared.get("PORT")
     connections.close_all()
     for settings in (shared, connection.settings_dict):
         settings["HOST"], settings["PORT"] = host, port
     try:
-        with common.own_database(DATABASE):
+        with common.own_database(name):
             user = shared.get("USER") or "postgres"
-            yield f"postgres://{user}@{quote(str(host), safe='')}:{port}/{DATABASE}"
+            yield f"postgres://{user}@{quote(str(host), safe='')}:{port}/{name}"
     finally:
         connections.close_all()
         for settings in (shared, connection.settings_dict):

@@ -55,8 +55,12 @@ def own_database(name: str) -> Iterator[str]:
 
 
 @contextmanager
-def server(database_url: str, env: dict | None = None, workers: int = 2) -> Iterator[str]:
-    """A real gunicorn serving memoryhub on a free loopback port; yields its base URL."""
+def server(
+    database_url: str, env: dict | None = None, workers: int = 2, root: Path = ROOT
+) -> Iterator[str]:
+    """A real gunicorn serving memoryhub on a free loopback port; yields its base URL.
+
+    ``root``: the source tree it serves (another checkout, to measure an earlier version)."""
     port = free_port()
     environ = {
         **os.environ,
@@ -65,6 +69,7 @@ def server(database_url: str, env: dict | None = None, workers: int = 2) -> Iter
         "DEBUG": "0",
         "LOG_LEVEL": "WARNING",
         "DB_CONN_MAX_AGE": "600",
+        **({} if root == ROOT else {"PYTHONPATH": str(root)}),
         **(env or {}),
     }
     gunicorn = str(Path(sys.executable).with_name("gunicorn"))
@@ -79,7 +84,7 @@ def server(database_url: str, env: dict | None = None, workers: int = 2) -> Iter
             "--log-level",
             "warning",
         ],
-        cwd=ROOT,
+        cwd=root,
         env=environ,
     )
     base = f"http://127.0.0.1:{port}"

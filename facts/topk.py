@@ -27,12 +27,16 @@ from __future__ import annotations
 import math
 from itertools import combinations
 
-from django.db import connection
+from django.db import connection, transaction
 
 from facts.ranking import Hit, Word, best, score
 from facts.terms import Frequencies, Memory, keyed, quoted
 
 MAX_COMMON = 5
+# A question's rarest words (at most MAX_DRIVERS), in at most MAX_SETS conjunctions, find
+# the facts that could reach the k-th score of its rare words' candidates.
+MAX_DRIVERS, MAX_SETS = 16, 1000
+EPSILON = 1e-9  # the bound is summed in another order than the score: cover rounding
 # Rough costs in microseconds, measured on PostgreSQL 15 (bench/bench_search.py): a row
 # read newest first and tested, a posting read from GIN, a row fetched from a GIN bitmap.
 SCAN_ROW, POSTING, FETCH_ROW = 1.6, 0.4, 4.0
@@ -86,7 +90,8 @@ class TopK:
         if spent > self._read_all_cost():
             return self._read_all(words, present)
         if len(common) > MAX_COMMON:
-            return self._score_every_match(words, present)
+            hits = self._descend(words, present)
+            return hits if hits is not None else self._score_every_match(words, present)
         hits = self._rare_candidates(words, rare) if rare else []
         for subset in self._subsets(words, common):
             subset_score = score(words, [w in subset for w in words])
@@ -116,8 +121,43 @@ class TopK:
         return f"({cases})", params
 
     def _rare_candidates(self, words: list[Word], rare: list[Word]) -> list[Hit]:
+        return self._candidates(words, " | ".join(keyed(self.memory, w.text) for w in rare))
+
+    def _descend(self, words: list[Word], present: list[Word]) -> list[Hit] | None:
+        """Many common words (a question): the k-th score of the rare words' candidates is a
+        threshold, and only facts holding enough of the rarest words can reach it (MaxScore).
+        Exact: those facts hold every fact scoring at least the threshold, and k of them do.
+        None when that costs more than scoring every match."""
+        ordered = sorted(present, key=lambda w: w.idf, reverse=True)
+        seeds = [w for w in ordered if self._is_rare(w)] or ordered[:1]
+        hits = self._candidates(words, " | ".join(keyed(self.memory, w.text) for w in seeds))
+        if len(hits) < self.k:
+            return None
+        total = sum(w.idf for w in present)
+        sets = sufficient_sets(present, hits[-1].score - EPSILON * max(total, 1.0))
+        if sets is None or self._sets_cost(sets) > self._every_match_cost(present):
+            return None
+        driver = " | ".join(
+            "(" + " & ".join(keyed(self.memory, w.text) for w in each) + ")" for each in sets
+        )
+        return self._candidates(words, driver)
+
+    def _every_match_cost(self, present: list[Word]) -> float:
+        missing = math.prod(1 - self.postings[w.text] / self.memory_total for w in present)
+        return self.memory_total * (1 - missing) * FETCH_ROW
+
+    def _sets_cost(self, sets: list[tuple[Word, ...]]) -> float:
+        """Reading the postings of the sets' words, fetching the facts holding a whole set."""
+        read = {w.text for each in sets for w in each}
+        fetched = sum(
+            self.memory_total * math.prod(self.postings[w.text] / self.memory_total for w in each)
+            for each in sets
+        )
+        return sum(self.postings[t] for t in read) * POSTING + fetched * FETCH_ROW
+
+    def _candidates(self, words: list[Word], driver: str) -> list[Hit]:
+        """The top k of the facts the keyed tsquery ``driver`` finds, each scored in full."""
         score_sql, score_params = self._score_sql(words)
-        driver = " | ".join(keyed(self.memory, w.text) for w in rare)
         sql = (
             f"SELECT id, updated_at, {score_sql} AS score FROM {_KEYED} "  # noqa: S608
             f"WHERE {self.where_sql} ORDER BY score DESC, updated_at DESC, id DESC LIMIT %s"
@@ -149,14 +189,14 @@ class TopK:
         )
         if self.parts is None:
             sql = select.format(self.where_sql, _NEWEST)
-            return self._fetch(sql, [*self.where_params, exact, self.k])
+            return self._fetch_unsorted(sql, [*self.where_params, exact, self.k])
         selects, params = [], []
         for part_sql, part_params in self.parts:
             selects.append(f"({select.format(part_sql, _OWNER_NEWEST)})")
             params += [*part_params, exact, self.k]
         union = " UNION ALL ".join(selects)
         sql = f"SELECT * FROM ({union}) AS parts {_NEWEST}"  # noqa: S608 - our own SQL
-        return self._fetch(sql, [*params, self.k])
+        return self._fetch_unsorted(sql, [*params, self.k])
 
     def _subset_plan(
         self, subset: tuple[Word, ...], others: list[Word]
@@ -210,7 +250,62 @@ class TopK:
         return [Hit(*row) for row in rows]
 
     @staticmethod
+    def _fetch_unsorted(sql: str, params: list) -> list[tuple]:
+        """A newest-first read that stops at k, whatever the statistics say.
+
+        With statistics that predate a memory's facts (after a bulk load, or a fast-growing
+        agent) the planner expects one row in the memory's range of ``fact_agent_newest``,
+        so it reads the whole range and sorts it: 100,000 rows for k. Without sorting it can
+        only follow the index's order, and the LIMIT stops the scan at k matches.
+        """
+        nested = connection.in_atomic_block
+        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL enable_sort = off")
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+            if nested:  # SET LOCAL would last until the caller's transaction ends
+                cursor.execute("RESET enable_sort")
+            return rows
+
+    @staticmethod
     def _fetch(sql: str, params: list) -> list[tuple]:
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             return cursor.fetchall()
+
+
+def sufficient_sets(present: list[Word], threshold: float) -> list[tuple[Word, ...]] | None:
+    """The least sets of the rarest words that a fact scoring ``threshold`` must hold one of.
+
+    The rarest words (fewest, at most MAX_DRIVERS) whose complement sums below the
+    threshold drive; a fact's score is at most the drivers it holds plus every other word,
+    so it holds a set of drivers that reaches the threshold with all the others. None when
+    more than MAX_DRIVERS words, or more than MAX_SETS sets, would be needed.
+    """
+    ordered = sorted(present, key=lambda w: w.idf, reverse=True)
+    rest = sum(w.idf for w in ordered)
+    drivers: list[Word] = []
+    for word in ordered:
+        if rest < threshold:
+            break
+        drivers.append(word)
+        rest -= word.idf
+    if rest >= threshold or len(drivers) > MAX_DRIVERS:
+        return None
+    sets: list[tuple[Word, ...]] = []
+    # Rarest first: a set is complete when it reaches the need, and then it is least, for
+    # leaving out its last (lightest) word would fall short, and so would any other.
+    tails = [sum(w.idf for w in drivers[i:]) for i in range(len(drivers) + 1)]
+    stack: list[tuple[int, tuple[Word, ...], float]] = [(0, (), threshold - rest)]
+    while stack:
+        start, chosen, need = stack.pop()
+        for i in range(start, len(drivers)):
+            if tails[i] < need:
+                break  # the remaining words cannot reach it
+            if drivers[i].idf >= need:
+                sets.append((*chosen, drivers[i]))
+            else:
+                stack.append((i + 1, (*chosen, drivers[i]), need - drivers[i].idf))
+        if len(sets) > MAX_SETS:
+            return None
+    return sets

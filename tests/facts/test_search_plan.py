@@ -1,0 +1,80 @@
+"""The search's plans keep their shape whatever the planner's statistics say (issue 18).
+
+Statistics gathered before an agent's facts were written say the agent has none: the
+planner then expected one row in its range of ``fact_agent_newest`` and read the whole
+range and sorted it, instead of reading newest first and stopping at k.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from facts.paths import Folder, Viewer
+from facts.ranking import weigh
+from facts.scope import REAL_MEMORY, FactScope
+from facts.services.reading import search_facts
+from facts.topk import TopK, sufficient_sets
+from tests.facts.conftest import seed_facts
+
+FACTS = 5000
+UNSORTED = TopK._fetch_unsorted  # how the search runs a newest-first read
+
+
+@pytest.fixture
+def stale(agent, tenant):
+    """The agent's facts written after the table was analyzed with another agent's only."""
+    from tests.factories import create_agent
+
+    seed_facts(create_agent(tenant.owner, {"name": "Noise"}), FACTS, words="common filler")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE facts_fact")
+    seed_facts(agent, FACTS, words="common filler text")
+    viewer = Viewer(is_run=True, end_user_id="usr_me", end_user_external_id="me")
+    return FactScope(agent.workspace_id, agent.id, REAL_MEMORY, viewer)
+
+
+def newest_first_sql(stale, monkeypatch, query: str) -> list[tuple[str, list]]:
+    seen: list[tuple[str, list]] = []
+
+    def recorded(sql: str, params: list) -> list[tuple]:
+        seen.append((sql, params))
+        return UNSORTED(sql, params)
+
+    monkeypatch.setattr(TopK, "_fetch_unsorted", staticmethod(recorded))
+    found = search_facts(stale, query, folders=[Folder("", None, False)], k=5)
+    assert len(found) == 5
+    return seen
+
+
+@pytest.mark.django_db
+def test_a_common_word_reads_newest_first_with_stale_statistics(stale, monkeypatch):
+    seen = newest_first_sql(stale, monkeypatch, "common")
+    assert seen, "a word in every fact is found newest first"
+    monkeypatch.undo()
+    for sql, params in seen:
+        rows = UNSORTED("EXPLAIN " + sql, params)
+        plan = "\n".join(row[0] for row in rows)
+        assert plan.startswith("Limit"), plan
+        assert "Index Scan using fact_agent_newest" in plan, plan
+        assert "Sort" not in plan, plan
+
+
+def test_every_fact_reaching_the_threshold_holds_a_sufficient_set():
+    words = weigh(1000, ["a", "b", "c", "d"], [10, 50, 400, 900])
+    total = sum(w.idf for w in words)
+    sets = sufficient_sets(words, total * 0.6)
+    assert sets is not None
+    for mask in range(16):
+        held = [w for i, w in enumerate(words) if mask >> i & 1]
+        if sum(w.idf for w in held) >= total * 0.6:
+            assert any({w.text for w in s} <= {w.text for w in held} for s in sets), held
+
+
+@pytest.mark.django_db
+def test_the_caller_s_transaction_keeps_its_planner_settings(stale, monkeypatch):
+    """The tests run in a transaction, as a search inside a caller's atomic block does."""
+    assert newest_first_sql(stale, monkeypatch, "common")
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW enable_sort")
+        assert cursor.fetchone()[0] == "on"
