@@ -13,33 +13,14 @@ from filememory.models import File, Revision
 from filememory.representations import names_file
 from filememory.services.files import parse_etags
 from memoryhub.models import Memory
-
-MAX_FOLDERS = 300  # rows of the tree; a memory of thousands of folders is cut
-
-
-@dataclass(frozen=True)
-class FolderRow:
-    path: str  # "" for the root, else with one trailing slash
-    name: str  # the last segment
-    depth: int
-    count: int  # files in this folder and below
+from panel import trees
+from panel.trees import FolderRow
 
 
 def folder_tree(memory: Memory) -> tuple[list[FolderRow], bool]:
-    """Every folder holding files, with counts of all files below, and whether the tree
-    was cut at MAX_FOLDERS rows. One query: the files' paths."""
-    totals: dict[str, int] = {}
-    for path in File.objects.filter(memory=memory).values_list("path", flat=True):
-        segments = path.split("/")[:-1]
-        totals[""] = totals.get("", 0) + 1
-        for end in range(1, len(segments) + 1):
-            prefix = "/".join(segments[:end]) + "/"
-            totals[prefix] = totals.get(prefix, 0) + 1
-    rows = [
-        FolderRow(path, path.rstrip("/").rsplit("/", 1)[-1] or "/", path.count("/"), n)
-        for path, n in sorted(totals.items())
-    ]
-    return rows[:MAX_FOLDERS], len(rows) > MAX_FOLDERS
+    """The tree of folders holding files, counted; one query: the files' paths."""
+    paths = File.objects.filter(memory=memory).values_list("path", flat=True)
+    return trees.folder_tree((path, 1) for path in paths)
 
 
 def contents_with_older(revisions: Sequence[Revision]) -> dict[int, str | None]:

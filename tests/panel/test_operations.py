@@ -112,3 +112,13 @@ def test_the_audit_log_filters_by_who_what_object_and_time(viewer, tenant):
 
 def test_the_audit_log_is_per_workspace(outsider, tenant):
     assert logged_in(outsider).get(url(tenant, "audit/")).status_code == 404
+
+
+def test_the_audit_logs_pages_keep_the_filter_and_name_one_page(viewer, tenant):
+    for n in range(120):
+        audit.record(tenant.owner, "fact.write", "fact", f"m_{n}")
+    client = logged_in(viewer)
+    second = client.get(url(tenant, "audit/"), {"action": "fact.", "page": "2"}).content.decode()
+    assert "Page 2 of 3 (120 events)" in second
+    assert 'href="?action=fact.&amp;page=1">← Newer' in second
+    assert 'href="?action=fact.&amp;page=3">Older →' in second  # page= once, not twice
