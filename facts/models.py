@@ -72,8 +72,8 @@ class Fact(models.Model):
     author = models.CharField(max_length=160, blank=True, default="", db_default="")
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
-    # The text case-folded for Turkish and English (facts.search.fold); the vector is
-    # PostgreSQL's, so it can never drift from the folded text.
+    # The text with case (Turkish and English) and accents folded (facts.search.fold); the
+    # vector is PostgreSQL's, so it can never drift from the folded text.
     search_text = models.TextField()
     search_vector = models.GeneratedField(
         expression=SearchVector("search_text", config="simple"),

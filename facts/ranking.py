@@ -11,6 +11,12 @@ capped at ``N`` (the term statistics, ``facts.terms``). Then
 and results are ordered by score, then ``updated_at``, then id, all descending. How often
 a word repeats in a fact and how long the fact is do not count: facts are short, and a
 score that depends only on *which* words matched is what lets the search stop early.
+
+Words are compared folded (``facts.search.fold``): case and accents, so ``Ayşe``, ``AYŞE``
+and ``ayse`` are one word, in the facts and in the query. An exact-diacritic match ranks
+exactly as a folded one: they are the same lexeme with one ``df``, and spellings tie
+newest first. A query typed on an English keyboard must not rank a fact lower for being
+spelled correctly, nor may one word's statistics be split across its spellings.
 """
 
 from __future__ import annotations

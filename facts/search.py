@@ -1,8 +1,16 @@
-"""Full-text search over facts: Turkish-and-English case folding, prefix OR queries, ranking.
+"""Full-text search over facts: case and accent folding, prefix OR queries, ranking.
 
-The text is folded in Python (``I ı İ i`` are one letter; ``Ş Ğ Ü Ö Ç`` fold by case) and
+The text is folded in Python (``fold``): case as for Turkish and English (``I ı İ i`` are
+one letter), and accents dropped (``ş ğ ü ö ç â é ñ`` -> ``s g u o c a e n``), and
 PostgreSQL keeps ``to_tsvector('simple', folded text)`` in a stored, GIN-indexed column.
-A query is folded the same way and split into words; each word becomes a quoted prefix
+A query is folded the same way, so ``ayse`` finds ``Ayşe`` and ``Ayşe`` finds ``ayse``: an
+accented word and its unaccented spelling are one word to the search. They match the same
+facts, share one term's statistics and rank alike (ties newest first), because a query
+typed on an English keyboard must not rank a fact lower for being spelled correctly, and
+one word's statistics must not be split across its spellings. Only the search text is
+folded; a fact's ``text`` is returned as written.
+
+A query is split into words; each word becomes a quoted prefix
 term (``'word':*``) and the terms are OR-ed. The query string is passed as a parameter of
 ``to_tsquery`` and only ever holds words of letters and digits, quoted and escaped, so no
 user text reaches the tsquery parser as syntax.
@@ -32,15 +40,23 @@ MAX_QUERY_WORDS = 32
 # A longer word still prefix-matches through its first characters.
 MAX_WORD_CHARS = 100
 
-_TURKISH_I = str.maketrans({"I": "i", "İ": "i", "ı": "i"})
+_TURKISH_I = str.maketrans({"I": "i", "ı": "i"})  # İ is I + U+0307 once decomposed
 _WORD_RE = re.compile(r"[^\W_]+")
-_COMBINING_DOT_ABOVE = "\u0307"
+# The accents NFKD splits off Latin (and Greek, Cyrillic) letters. Marks of other scripts
+# (kana voicing, Indic vowel signs) are parts of their letters and stay.
+_ACCENTS = re.compile("[\u0300-\u036f]")
 
 
 def fold(text: str) -> str:
-    """Case-fold for Turkish and English alike: ``İSTANBUL`` and ``ıstanbul`` -> ``istanbul``."""
-    composed = unicodedata.normalize("NFC", text)
-    return composed.translate(_TURKISH_I).lower().replace(_COMBINING_DOT_ABOVE, "")
+    """Fold case (Turkish and English alike) and accents: ``İSTANBUL``, ``ıstanbul`` ->
+    ``istanbul``; ``Ayşe``, ``AYŞE``, ``ayse`` -> ``ayse``; ``çağrı`` -> ``cagri``.
+
+    NFKD (so ``ﬁ`` and fullwidth ``ａ`` fold too), the Turkish I's, lower case, the accents
+    dropped, then NFC for what is left (Hangul, kana). Letters without a decomposition
+    (``ø ł æ ß``) stay as they are. ``fold(fold(t)) == fold(t)``.
+    """
+    decomposed = unicodedata.normalize("NFKD", text).translate(_TURKISH_I).lower()
+    return unicodedata.normalize("NFC", _ACCENTS.sub("", decomposed))
 
 
 def query_words(query: str) -> list[str]:

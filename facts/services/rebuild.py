@@ -3,10 +3,13 @@
 One batch of facts at a time, in id order, each in its own short transaction that locks
 only that batch's rows: writers keep working, and a stopped run resumes after the last id
 it finished. The term statistics follow each changed row through the facts triggers.
+The ``rebuild_search`` command and the migration that brought a new folding
+(``facts/migrations/0010_accent_folding``) both run it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -37,3 +40,10 @@ def refold_batch(after_id: int | None, size: int = 500) -> Batch:
                 stale.append(fact)
         Fact.objects.bulk_update(stale, ["search_text"])
     return Batch(batch[-1].id if batch else None, len(batch), len(stale))
+
+
+def refold_all(after_id: int | None = None, size: int = 500) -> Iterator[Batch]:
+    """Refold every fact after ``after_id``, batch by batch; yields each batch done."""
+    while (done := refold_batch(after_id, size)).last_id is not None:
+        after_id = done.last_id
+        yield done

@@ -45,3 +45,16 @@ def test_a_bad_batch_size_is_refused(stale):
     with pytest.raises(CommandError):
         run("rebuild_search", "--batch", "0")
     assert Fact.objects.filter(search_text="OLD FOLDING").exists()
+
+
+def test_a_fact_folded_before_accents_were_dropped_becomes_findable(tenant, agent):
+    _, api = run_for(tenant, agent, "alice")
+    save(api, "notes/", "Ayşe şirketin müdürü")
+    save(api, "notes/", "tea")
+    # Folded the old way: case only, the accents kept.
+    Fact.objects.filter(text="Ayşe şirketin müdürü").update(search_text="ayşe şirketin müdürü")
+    assert _found(api, "ayse") == _found(api, "sirket mudur") == []
+    assert run_json("rebuild_search") == {"facts": 2, "refolded": 1, "terms_recounted": False}
+    for query in ("ayse", "sirket mudur", "Ayşe", "ŞİRKET"):
+        assert _found(api, query) == ["Ayşe şirketin müdürü"]  # returned as written
+    assert run_json("verify") == {"differences": [], "repaired": []}

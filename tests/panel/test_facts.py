@@ -46,6 +46,15 @@ def test_search_finds_a_turkish_word_written_in_capitals(viewer, tenant, agent, 
     assert "Bob prefers" not in body
 
 
+@pytest.mark.parametrize("query", ["ayse cay", "yuzer", "AYŞE ÇAY"])
+def test_search_ignores_accents(viewer, tenant, agent, remembered, query):
+    response = logged_in(viewer).get(facts_url(tenant, agent), {"query": query})
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert "Ayşe sabahları yüzer" in body  # shown as written
+    assert "Bob prefers" not in body
+
+
 def test_a_bad_filter_is_a_clear_error_not_a_500(viewer, tenant, agent, remembered):
     response = logged_in(viewer).get(facts_url(tenant, agent), {"tags": "a b"})
     assert response.status_code == 422

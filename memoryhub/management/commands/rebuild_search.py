@@ -6,7 +6,7 @@ from django.core.management.base import CommandError
 
 from facts.models import Fact
 from facts.services import checks
-from facts.services.rebuild import refold_batch
+from facts.services.rebuild import refold_all
 from memoryhub.management.base import MemoryhubCommand
 
 
@@ -28,10 +28,10 @@ class Command(MemoryhubCommand):
         remaining = Fact.objects.filter(id__gt=after) if after is not None else Fact.objects
         seen = changed = 0
         with self.bar(remaining.count(), desc="facts") as bar:
-            while (done := refold_batch(after, batch)).last_id is not None:
-                after, seen, changed = done.last_id, seen + done.seen, changed + done.changed
+            for done in refold_all(after, batch):
+                seen, changed = seen + done.seen, changed + done.changed
                 bar.update(done.seen)
-                self.stderr.write(f"done through fact {after}")
+                self.stderr.write(f"done through fact {done.last_id}")
         recounted = bool(checks.term_differences())
         if recounted:
             checks.repair_terms()
