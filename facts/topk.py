@@ -33,8 +33,9 @@ from facts.ranking import Hit, Word, best, score
 from facts.terms import Frequencies, Memory, keyed, quoted
 
 MAX_COMMON = 5
-# A question's rarest words (at most MAX_DRIVERS), in at most MAX_SETS conjunctions, find
-# the facts that could reach the k-th score of its rare words' candidates.
+# A question's rarest words, in at most MAX_SETS conjunctions of at most MAX_DRIVERS words
+# (or each alone), find the facts that could reach the k-th score of its rare words'
+# candidates.
 MAX_DRIVERS, MAX_SETS = 16, 1000
 EPSILON = 1e-9  # the bound is summed in another order than the score: cover rounding
 # Rough costs in microseconds, measured on PostgreSQL 15 (bench/bench_search.py): a row
@@ -277,10 +278,12 @@ class TopK:
 def sufficient_sets(present: list[Word], threshold: float) -> list[tuple[Word, ...]] | None:
     """The least sets of the rarest words that a fact scoring ``threshold`` must hold one of.
 
-    The rarest words (fewest, at most MAX_DRIVERS) whose complement sums below the
-    threshold drive; a fact's score is at most the drivers it holds plus every other word,
-    so it holds a set of drivers that reaches the threshold with all the others. None when
-    more than MAX_DRIVERS words, or more than MAX_SETS sets, would be needed.
+    The rarest words whose complement sums below the threshold drive; a fact's score is at
+    most the drivers it holds plus every other word, so it holds a set of drivers that
+    reaches the threshold with all the others. With more than MAX_DRIVERS drivers, or more
+    than MAX_SETS sets, each driver alone is a set (MaxScore's essential words: a fact
+    holding none of them scores below the threshold). None when the other words alone
+    could reach it.
     """
     ordered = sorted(present, key=lambda w: w.idf, reverse=True)
     rest = sum(w.idf for w in ordered)
@@ -290,8 +293,10 @@ def sufficient_sets(present: list[Word], threshold: float) -> list[tuple[Word, .
             break
         drivers.append(word)
         rest -= word.idf
-    if rest >= threshold or len(drivers) > MAX_DRIVERS:
+    if rest >= threshold:
         return None
+    if len(drivers) > MAX_DRIVERS:
+        return [(word,) for word in drivers]
     sets: list[tuple[Word, ...]] = []
     # Rarest first: a set is complete when it reaches the need, and then it is least, for
     # leaving out its last (lightest) word would fall short, and so would any other.
@@ -307,5 +312,5 @@ def sufficient_sets(present: list[Word], threshold: float) -> list[tuple[Word, .
             else:
                 stack.append((i + 1, (*chosen, drivers[i]), need - drivers[i].idf))
         if len(sets) > MAX_SETS:
-            return None
+            return [(word,) for word in drivers]
     return sets

@@ -7,6 +7,8 @@ range and sorted it, instead of reading newest first and stopping at k.
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from django.db import connection
 
@@ -14,7 +16,7 @@ from facts.paths import Folder, Viewer
 from facts.ranking import weigh
 from facts.scope import REAL_MEMORY, FactScope
 from facts.services.reading import search_facts
-from facts.topk import TopK, sufficient_sets
+from facts.topk import MAX_DRIVERS, TopK, sufficient_sets
 from tests.facts.conftest import seed_facts
 
 FACTS = 5000
@@ -69,6 +71,25 @@ def test_every_fact_reaching_the_threshold_holds_a_sufficient_set():
         held = [w for i, w in enumerate(words) if mask >> i & 1]
         if sum(w.idf for w in held) >= total * 0.6:
             assert any({w.text for w in s} <= {w.text for w in held} for s in sets), held
+
+
+def test_a_long_question_s_drivers_each_alone_still_hold_every_fact_reaching_it():
+    """A 32-word question needs more drivers than conjunctions of them can take: each
+    driver alone is then a set, and a fact holding none of them falls short."""
+    rng = random.Random(18)
+    texts = [f"w{i}" for i in range(MAX_DRIVERS + 8)]
+    words = weigh(100_000, texts, [rng.randint(50, 20_000) for _ in texts])
+    threshold = sum(sorted(w.idf for w in words)[-3:])  # about three mid-rare words' worth
+    sets = sufficient_sets(words, threshold)
+    assert sets is not None and all(len(each) == 1 for each in sets)
+    assert len(sets) > MAX_DRIVERS, "more drivers than conjunctions take"
+    drivers = {each[0].text for each in sets}
+    for _ in range(20_000):
+        held = [w for w in words if rng.random() < 0.5]
+        if sum(w.idf for w in held) >= threshold:
+            assert drivers & {w.text for w in held}, held
+    lightest = [w for w in words if w.text not in drivers]
+    assert sum(w.idf for w in lightest) < threshold, "the words left out cannot reach it"
 
 
 @pytest.mark.django_db
