@@ -117,6 +117,7 @@ class Facts:
 TIE_BREAKS: dict[str, Callable[[list[str], list[str], int], tuple]] = {
     "newest_first": lambda words, query, n: (n,),
     "fewest_words": lambda words, query, n: (-len(words), n),
+    "whole_words_then_newest": lambda words, query, n: (sum(w in words for w in query), n),
     "whole_words_then_fewest": lambda words, query, n: (
         sum(w in words for w in query),
         -len(words),

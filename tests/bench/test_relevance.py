@@ -68,15 +68,20 @@ def test_a_newer_copy_of_the_target_wins_its_tie_for_it(facts):
     # The oldest, longest fact: every other tied fact (copies of one text each count) first,
     # but for the one holding "alpha" and "gamma" only by prefix when whole words count.
     ranks = {n: relevance.replay_rank(facts, 0, query, k) for n, k in relevance.TIE_BREAKS.items()}
-    assert ranks == {"newest_first": 4, "fewest_words": 4, "whole_words_then_fewest": 3}
+    assert ranks == {
+        "newest_first": 4,
+        "fewest_words": 4,
+        "whole_words_then_newest": 3,
+        "whole_words_then_fewest": 3,
+    }
 
 
 @pytest.mark.parametrize(
     ("older", "newer", "ranks"),
     [
-        ("alpha beta gamma", "alphabet beta gammas newer", (2, 1, 1)),
-        ("alpha beta gamma x y", "alphabet beta gammas", (2, 2, 1)),
-        ("alpha beta gamma", "alpha beta gamma x", (2, 1, 1)),
+        ("alpha beta gamma", "alphabet beta gammas newer", (2, 1, 1, 1)),
+        ("alpha beta gamma x y", "alphabet beta gammas", (2, 2, 1, 1)),
+        ("alpha beta gamma", "alpha beta gamma x", (2, 1, 2, 1)),
     ],
 )
 def test_the_tie_breakers_replayed(older, newer, ranks):
