@@ -16,6 +16,13 @@ others' facts drawn from the same text).
 * **fresh**: the same after ``VACUUM ANALYZE``.
 
 For each: p50/p95/p99 per query class over HTTP (gunicorn, 2 workers), for both agents.
+
+**Peers** (``bench.peers``): SQLite FTS5 ``bm25()`` and Tantivy, in process, on the big
+agent's facts and the same queries (every word OR-ed and prefix-matched): p50/p95/p99 per
+class under ``peers``. **Relevance** (``bench.relevance``): ``BENCH_REAL_KNOWN_ITEMS``
+(500) of the big agent's facts, each searched with three of its words, through memoryhub's
+HTTP search and both peers: success@1, success@5 and MRR@10 under ``relevance``, with
+what memoryhub's misses at @1 are made of and how other tie-breakers would have done.
 ``BENCH_REAL_SERVERS``: ``local`` (default) and/or ``embedded`` (pgserver's PostgreSQL 16).
 ``BENCH_REAL_BEFORE``: a checkout of an earlier version, measured beside this one.
 ``BENCH_REAL_STATES``: ``stale,fresh`` (default), or either alone.
@@ -34,7 +41,8 @@ from pathlib import Path
 
 from django.db import connection, connections
 
-from bench import bench_search, common, corpus
+from bench import bench_search, common, corpus, peers, relevance
+from facts.search import query_words
 
 DATABASE = os.environ.get("BENCH_REAL_DATABASE", "mh_bench_search_real")
 BIG = int(os.environ.get("BENCH_REAL_FACTS", "100000"))
@@ -46,6 +54,7 @@ OTHER_AGENTS = 6
 TURKISH_SHARE = 0.1
 HELD_OUT = 0.1  # of the sentences, never loaded: the queries are cut from these
 SEED = 18
+KNOWN_ITEMS = int(os.environ.get("BENCH_REAL_KNOWN_ITEMS", "500"))
 STATES = os.environ.get("BENCH_REAL_STATES", "stale,fresh").split(",")
 QUESTION_SIZES = (8, 12, 24, 32)
 _COLUMNS = ("workspace_id, agent_id, scope, path, text, tags, confidence, version, run_id, "
@@ -103,18 +112,19 @@ def query_sets(text: Text, loaded: Counter, count: int) -> dict[str, list[str]]:
     return sets
 
 
-def _rows(agent, run_id: str, text: Text, count: int, start: int) -> tuple[io.StringIO, Counter]:
-    from facts.search import fold, query_words
+def _rows(agent, run_id: str, text: Text, count: int, start: int) -> tuple[io.StringIO, list[str]]:
+    """COPY's rows of ``count`` facts, oldest first, and their texts."""
+    from facts.search import fold
 
-    base, buffer, words = datetime(2026, 1, 1, tzinfo=UTC), io.StringIO(), Counter()
+    base, buffer, sentences = datetime(2026, 1, 1, tzinfo=UTC), io.StringIO(), []
     for n in range(start, start + count):
         sentence = text.sentence()
-        words.update(query_words(sentence))
+        sentences.append(sentence)
         moment = (base + timedelta(seconds=n)).isoformat()
         row = (agent.workspace_id, agent.id, "", "notes/", sentence.replace("\t", " "),
                "{bench}", "1", "1", run_id, "code", moment, moment, fold(sentence))  # fmt: skip
         buffer.write("\t".join(row).replace("\\", "\\\\") + "\n")
-    return buffer, words
+    return buffer, sentences
 
 
 def _copy(buffer: io.StringIO) -> None:
@@ -143,9 +153,10 @@ def _build(indexes: list[str]) -> None:
             cursor.execute(definition)
 
 
-def load(agents: list, run_id: str, text: Text) -> tuple[float, Counter]:
+def load(agents: list, run_id: str, text: Text) -> tuple[float, list[str]]:
     """The others' facts, analyzed; then the two measured agents' facts (``agents[:2]``),
-    not analyzed: the statistics are stale. Returns the seconds and the big agent's words."""
+    not analyzed: the statistics are stale. Returns the seconds and the big agent's facts'
+    texts, oldest first."""
     from facts import terms
 
     started = time.perf_counter()
@@ -158,7 +169,7 @@ def load(agents: list, run_id: str, text: Text) -> tuple[float, Counter]:
         cursor.execute("VACUUM ANALYZE facts_fact")
     indexes = _drop_indexes()
     start = len(agents) * others
-    big, words = _rows(agents[0], run_id, text, BIG, start)
+    big, texts = _rows(agents[0], run_id, text, BIG, start)
     _copy(big)
     _copy(_rows(agents[1], run_id, text, SMALL, start)[0])
     _build(indexes)
@@ -171,7 +182,7 @@ def load(agents: list, run_id: str, text: Text) -> tuple[float, Counter]:
             "GROUP BY workspace_id, agent_id, scope"
         )
         cursor.execute("CHECKPOINT")
-    return time.perf_counter() - started, words
+    return time.perf_counter() - started, texts
 
 
 def _call(base: str, token: str, context: bool) -> Callable[[str], object]:
@@ -198,6 +209,56 @@ def measure(base: str, big: str, small: str, sets: dict[str, list[str]]) -> dict
             "growth_p95": round(http["p95_ms"] / small_http["p95_ms"], 2),
         }
         print(f"    {name}: {http} | small p95 {small_http['p95_ms']}", flush=True)
+    return figures
+
+
+def measure_peers(engines: list, sets: dict[str, list[str]]) -> dict:
+    """p50/p95/p99 of each BM25 peer, in process, on the query classes (not the context
+    block, which only memoryhub has), ``k`` as memoryhub's default."""
+    from facts.validation import K_DEFAULT
+
+    figures: dict = {}
+    for engine in engines:
+        figures[engine.name] = {}
+        for name, queries in sets.items():
+            if name.startswith("context"):
+                continue
+            timed = bench_search._timed(
+                lambda q, e=engine: e.search(query_words(q), K_DEFAULT), queries
+            )
+            figures[engine.name][name] = timed
+            print(f"    {engine.name} {name}: {timed}", flush=True)
+    return figures
+
+
+def _ours_found(base: str, token: str, items: list) -> tuple[list[list[str]], list[list[float]]]:
+    """memoryhub's first ten results (texts, scores) for each known item, over HTTP."""
+    client = common.Client(base, {"x-agentos-run-token": token})
+    texts, scores = [], []
+    for _, query in items:
+        body = {"query": " ".join(query), "k": relevance.DEPTH}
+        status, answer = client.request("POST", "/v0/memory/search", body)
+        assert status == 200, answer
+        texts.append([fact["text"] for fact in answer["facts"]])
+        scores.append([fact["score"] for fact in answer["facts"]])
+    return texts, scores
+
+
+def judge(facts: relevance.Facts, items: list, found: dict, scores: list) -> dict:
+    """The known-item figures of every engine, and why memoryhub misses where it does."""
+    figures: dict = {
+        engine: relevance.metrics(
+            [relevance.rank_of(facts.texts[p], texts[i]) for i, (p, _) in enumerate(items)]
+        )
+        for engine, texts in found.items()
+    }
+    figures["memoryhub_misses_at_1"] = relevance.explain(facts, items, found, scores)
+    figures["memoryhub_score_other_tie_breaks"] = relevance.tie_breaks(facts, items)
+    figures["examples"] = [
+        {"fact": facts.texts[p], "query": " ".join(q)} for p, q in items[:3]
+    ]  # fmt: skip
+    for engine in found:
+        print(f"    {engine} known items: {figures[engine]}", flush=True)
     return figures
 
 
@@ -230,23 +291,37 @@ def on_server(label: str, host: str, port: str) -> dict:
             cursor.execute("SHOW server_version")
             version = cursor.fetchone()[0]
         agents, run_id, big, small = _agents()
-        load_seconds, words = load(agents, run_id, text)
+        load_seconds, texts = load(agents, run_id, text)
         print(f"{label} (PostgreSQL {version}): loaded in {load_seconds:.0f}s", flush=True)
+        words = Counter(w for sentence in texts for w in query_words(sentence))
         sets = query_sets(text, words, QUERIES)
         connections.close_all()
-        figures: dict = {}
+        print("  BM25 peers, in process", flush=True)
+        engines = peers.engines(texts)
+        items = relevance.known_items(texts, KNOWN_ITEMS, SEED + 1)
+        found = {
+            e.name: [[texts[n] for n in e.search(q, relevance.DEPTH)] for _, q in items]
+            for e in [*engines, *peers.engines(texts, prefix=False)]
+        }
+        figures: dict = {"peers": measure_peers(engines, sets)}
+        del engines
+        facts, ours, scores = relevance.Facts(texts), {}, {}
         for state in STATES:
             if state == "fresh":
                 with connection.cursor() as cursor:
                     cursor.execute("VACUUM ANALYZE facts_fact")
                     cursor.execute("VACUUM ANALYZE facts_factterm")
                 connections.close_all()
-            for version, root in _versions().items():
-                print(f"  {state} statistics, {version}", flush=True)
+            for code, root in _versions().items():
+                print(f"  {state} statistics, {code}", flush=True)
                 with common.server(url, root=root) as base:
-                    figures[f"{state}_{version}" if version != "now" else state] = measure(
+                    figures[f"{state}_{code}" if code != "now" else state] = measure(
                         base, big, small, sets
                     )
+                    if state == STATES[-1]:  # the ranking does not depend on the state
+                        engine = "memoryhub" + ("" if code == "now" else f"_{code}")
+                        ours[engine], scores[engine] = _ours_found(base, big, items)
+        figures["relevance"] = judge(facts, items, {**ours, **found}, scores["memoryhub"])
     stale_over_fresh = {
         name: round(figures["stale"][name]["http"]["p95_ms"] / f["http"]["p95_ms"], 2)
         for name, f in figures.get("fresh", {}).items()
