@@ -98,7 +98,12 @@ DATABASES = {
 # Django turns psycopg's prepared statements off; memoryhub prepares the few statements
 # every request runs (memoryhub.prepared). DB_PREPARED_STATEMENTS=0 turns them off again,
 # for a connection pooler in transaction mode that cannot keep them (PgBouncer < 1.21).
-DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
+# A request never waits longer than this for a connection to a PostgreSQL that is down or
+# unreachable: it answers 503 (memoryhub.errors) instead of hanging.
+DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = int(
+    os.environ.get("DB_CONNECT_TIMEOUT", "5")
+)
+DATABASES["default"]["OPTIONS"]["prepare_threshold"] = (
     None if os.environ.get("DB_PREPARED_STATEMENTS", "1") == "0" else 5
 )
 # memoryhub runs short queries only. PostgreSQL's JIT, set off by an overestimated cost,
