@@ -162,6 +162,15 @@ else:
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
+# A message the broker does not take is given up after one more try (at most about twice
+# the socket timeouts above), never retried for long inside a request: what must be sent
+# is in an outbox that beat's sweep sends again (records.services.purges).
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
