@@ -11,7 +11,9 @@ import logging
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
+from kombu.exceptions import OperationalError as BrokerError
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
@@ -89,10 +91,34 @@ def _flatten_validation(detail: Any, prefix: str = "") -> list[str]:
     return [f"{prefix}: {detail}" if prefix else str(detail)]
 
 
+# Seconds a client should wait before retrying a request refused because a dependency is
+# down: a restarting PostgreSQL or Redis is back within a few.
+RETRY_AFTER = "5"
+
+
+def unavailable(dependency: str) -> ApiError:
+    """The 503 for a dependency that did not answer (``/healthz`` says which and why)."""
+    return ApiError(
+        503,
+        f"the {dependency} did not answer: nothing was changed, retry shortly",
+        dependency=dependency,
+        headers={"Retry-After": RETRY_AFTER},
+    )
+
+
 def from_exception(exc: Exception) -> ApiError | None:
     """The ApiError for an exception a request can raise, or None for a bug."""
     if isinstance(exc, ApiError):
         return exc
+    # A lost or refused connection, a server shutting down, a deadlock or serialization
+    # failure: the transaction was rolled back, so the request changed nothing. Not a bug
+    # (IntegrityError, ProgrammingError and DataError stay 500s).
+    if isinstance(exc, OperationalError | InterfaceError):
+        logger.warning("database unavailable: %s", type(exc.__cause__ or exc).__name__)
+        return unavailable("database")
+    if isinstance(exc, BrokerError):
+        logger.warning("broker unavailable: %s", type(exc.__cause__ or exc).__name__)
+        return unavailable("broker")
     if isinstance(exc, RequestDataTooBig):
         return ApiError(413, "request body too large")
     if isinstance(exc, Http404):

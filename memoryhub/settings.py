@@ -98,7 +98,12 @@ DATABASES = {
 # Django turns psycopg's prepared statements off; memoryhub prepares the few statements
 # every request runs (memoryhub.prepared). DB_PREPARED_STATEMENTS=0 turns them off again,
 # for a connection pooler in transaction mode that cannot keep them (PgBouncer < 1.21).
-DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
+# A request never waits longer than this for a connection to a PostgreSQL that is down or
+# unreachable: it answers 503 (memoryhub.errors) instead of hanging.
+DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = int(
+    os.environ.get("DB_CONNECT_TIMEOUT", "5")
+)
+DATABASES["default"]["OPTIONS"]["prepare_threshold"] = (
     None if os.environ.get("DB_PREPARED_STATEMENTS", "1") == "0" else 5
 )
 # memoryhub runs short queries only. PostgreSQL's JIT, set off by an overestimated cost,
@@ -157,6 +162,15 @@ else:
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
     }
+# A message the broker does not take is given up after one more try (at most about twice
+# the socket timeouts above), never retried for long inside a request: what must be sent
+# is in an outbox that beat's sweep sends again (records.services.purges).
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

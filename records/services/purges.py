@@ -31,6 +31,7 @@ from django.db import connection, transaction
 from django.db.models import DateTimeField, ExpressionWrapper, Q
 from django.db.models.functions import Now
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerError
 
 from memoryhub import audit
 from memoryhub.celery import app
@@ -99,6 +100,16 @@ def schedule(job_id: str, countdown: int | None = None, tries: int | None = None
     app.tasks[PURGE_TASK].apply_async(args, countdown=countdown)  # registered by records.apps
 
 
+def send_after_commit(job_id: str) -> None:
+    """The first try's message, once the job is committed. A broker that does not take it
+    fails nothing: the job is in the outbox, and beat's sweep sends it when it is due."""
+    try:
+        schedule(job_id, tries=0)
+    except BrokerError as exc:
+        logger.warning("purge %s: the broker refused its message (%s); the sweep sends it",
+                       job_id, type(exc).__name__)  # fmt: skip
+
+
 def enqueue_purge(principal: Principal, memory: Memory) -> PurgeJob:
     """Inside the transaction that deletes ``memory``: the outbox row, and the task on commit."""
     job = PurgeJob.objects.create(
@@ -110,7 +121,7 @@ def enqueue_purge(principal: Principal, memory: Memory) -> PurgeJob:
         next_attempt_at=timezone.now(),
     )
     audit.record(principal, "record_memory.purge", "purge", job.id, memory=memory.id)
-    transaction.on_commit(lambda: schedule(job.id, tries=0))
+    transaction.on_commit(lambda: send_after_commit(job.id))
     return job
 
 
@@ -319,5 +330,5 @@ def retry(job_id: str, *, workspace_id: str | None = None) -> PurgeJob:
         job.claimed_until, job.claim_token = None, ""  # a claim that ran out: its worker died
         job.next_attempt_at = timezone.now()
         job.save()
-        transaction.on_commit(lambda: schedule(job.id, tries=0))
+        transaction.on_commit(lambda: send_after_commit(job.id))
     return job

@@ -290,6 +290,33 @@ def test_the_sweep_sends_due_jobs_whose_message_was_lost(
     assert send_due_purges() == 0
 
 
+def test_a_broker_down_when_the_delete_commits_leaves_the_job_to_the_sweep(
+    tenant,
+    platform_provider,
+    platform_server,
+    monkeypatch,
+    caplog,
+    sent,
+    django_capture_on_commit_callbacks,
+):
+    """The delete is committed (its job in the outbox) whatever the broker says after."""
+    from kombu.exceptions import OperationalError as BrokerError
+
+    def refused(job_id, countdown=None, tries=None):
+        raise BrokerError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    with (
+        monkeypatch.context() as patch,
+        django_capture_on_commit_callbacks(execute=True) as sent_on_commit,
+    ):
+        patch.setattr(purges, "schedule", refused)
+        job = _deleted(tenant, platform_provider, "refused")  # the commit raised nothing
+    assert len(sent_on_commit) == 1
+    assert PurgeJob.objects.get(pk=job.pk).status == "pending"
+    assert "the broker refused its message" in caplog.text
+    assert send_due_purges() == 1 and [job_id for job_id, *_ in sent] == [job.id]
+
+
 def test_beat_sends_the_sweep_every_minute():
     from memoryhub.celery import app
 
