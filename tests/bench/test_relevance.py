@@ -13,7 +13,7 @@ def test_a_known_item_query_is_three_distinct_words_of_three_letters_in_the_fact
     text = "İstanbul ofisi 2026 ile ab ab İSTANBUL şirket müdürü toplantı"
     for seed in range(20):
         words = relevance.known_item_query(text, random.Random(seed))
-        eligible = ["istanbul", "ofisi", "ile", "şirket", "müdürü", "toplanti"]
+        eligible = ["istanbul", "ofisi", "ile", "sirket", "muduru", "toplanti"]  # folded
         assert len(set(words)) == 3
         assert set(words) <= set(eligible)
         assert words == sorted(words, key=eligible.index)

@@ -40,6 +40,7 @@ class Postgres:
         self.server = pgserver.get_server(pgdata, cleanup_mode="stop")
         self.info = self.server.get_postmaster_info()
         self.server.psql('CREATE DATABASE "outage";')
+        self.running = True
 
     @property
     def url(self) -> str:
@@ -53,6 +54,7 @@ class Postgres:
 
     def stop(self) -> None:
         self._ctl("-w", "-m", "fast", "stop")
+        self.running = False
 
     def start(self) -> None:
         self._ctl(
@@ -67,6 +69,7 @@ class Postgres:
             str(self.server.log),
             "start",
         )
+        self.running = True
 
     def cleanup(self) -> None:
         self.server.cleanup()
@@ -118,7 +121,7 @@ def outage(tmp_path):
         finally:
             stop(server)
     finally:
-        if not postgres.info.is_running():
+        if not postgres.running:
             postgres.start()  # so that pgserver's own cleanup finds it as it left it
         postgres.cleanup()
         shutil.rmtree(tmp_path / "pg", ignore_errors=True)
