@@ -38,6 +38,7 @@ CONF = Path(settings.BASE_DIR) / "deploy" / "nginx.conf"
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 SLOW_CLIENTS = 50
 PROMPT = 5  # seconds: what "still answers" means while the slow clients trickle
+GUNICORN = ["-c", "python:memoryhub.gunicorn_conf", "memoryhub.wsgi"]
 
 
 @dataclass
@@ -73,9 +74,8 @@ def _environment() -> dict[str, str]:
 
 
 def _gunicorn(port: int, log: Path) -> subprocess.Popen:
-    # The README's production command: two sync workers, as on a small machine.
-    command = [sys.executable, "-m", "gunicorn", "memoryhub.wsgi", "--workers", "2"]
-    command += ["--limit-request-line", "8190", "--limit-request-fields", "32768"]
+    # The README's production command, with two sync workers as on a small machine.
+    command = [sys.executable, "-m", "gunicorn", *GUNICORN, "--workers", "2"]
     return subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
         [*command, "--bind", f"127.0.0.1:{port}", "--log-level", "warning"],
         env=_environment(),

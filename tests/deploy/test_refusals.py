@@ -20,14 +20,14 @@ from django.core.management import call_command
 
 from memoryhub.embedded import free_port
 from memoryhub.services.workspaces import create_api_key, create_workspace
-from tests.deploy.test_nginx import _environment
+from tests.deploy.test_nginx import GUNICORN, _environment
 from tests.workers import stop, wait_until_up
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 PROMPT = 5  # seconds
 SERVERS = {
-    "gunicorn": ["gunicorn", "memoryhub.wsgi", "--workers", "2", "--bind", "127.0.0.1:{port}"],
+    "gunicorn": ["gunicorn", *GUNICORN, "--workers", "2", "--bind", "127.0.0.1:{port}"],
     "uvicorn": ["uvicorn", "memoryhub.asgi:application", "--host", "127.0.0.1", "--port", "{port}"],
 }
 
