@@ -13,7 +13,8 @@ import pytest
 from django.conf import settings
 
 from memoryhub.embedded import free_port
-from tests.deploy.test_nginx import GUNICORN, PROMPT, _answer, _environment, _is_envelope, _read_all
+from tests.deploy.servers import GUNICORN, answer, is_envelope, read_all, server_environment
+from tests.deploy.test_nginx import PROMPT
 from tests.workers import stop, wait_until_up
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
@@ -24,7 +25,7 @@ def port(django_db_setup) -> Iterator[int]:
     port = free_port()
     server = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
         [sys.executable, "-m", "gunicorn", *GUNICORN, "--bind", f"127.0.0.1:{port}"],
-        env=_environment(),
+        env=server_environment(),
         cwd=settings.BASE_DIR,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -39,14 +40,14 @@ def port(django_db_setup) -> Iterator[int]:
 def _raw(port: int, head: str) -> tuple[int, str, dict]:
     with socket.create_connection(("127.0.0.1", port), timeout=PROMPT) as conn:
         conn.sendall(head.encode())
-        return _answer(_read_all(conn))
+        return answer(read_all(conn))
 
 
 @pytest.mark.parametrize("path", ["/api/v1/agents", "/v0/memory/search"])
 def test_a_request_line_over_gunicorns_limit_is_the_json_414(port, path):
     status, content_type, body = _raw(port, f"GET {path}?q={'a' * 9000} HTTP/1.1\r\n\r\n")
     assert status == 414
-    assert _is_envelope(status, content_type, body)
+    assert is_envelope(status, content_type, body)
     assert "8190" in body["error"]["message"]
 
 
@@ -54,17 +55,17 @@ def test_a_request_line_under_it_reaches_the_app(port):
     head = f"GET /api/v1/agents?q={'a' * 6000} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
     status, content_type, body = _raw(port, head)
     assert status == 401  # the app's own answer: no credentials
-    assert _is_envelope(status, content_type, body)
+    assert is_envelope(status, content_type, body)
 
 
 def test_a_header_over_gunicorns_limit_is_the_json_431(port):
     head = f"GET /api/v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {'a' * 9000}\r\n\r\n"
     status, content_type, body = _raw(port, head)
     assert status == 431
-    assert _is_envelope(status, content_type, body)
+    assert is_envelope(status, content_type, body)
 
 
 def test_a_malformed_request_line_is_the_json_400(port):
     status, content_type, body = _raw(port, "GET /api/v1/agents HTTP/1.1 extra\r\n\r\n")
     assert status == 400
-    assert _is_envelope(status, content_type, body)
+    assert is_envelope(status, content_type, body)

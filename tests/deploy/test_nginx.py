@@ -8,14 +8,12 @@ envelope; a bad ``Host`` is a 400 without a traceback in the log.
 from __future__ import annotations
 
 import http.client
-import io
 import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,18 +25,23 @@ from django.conf import settings
 from django.core.management import call_command
 
 from memoryhub.embedded import free_port
-from memoryhub.errors import ApiError
 from memoryhub.services.workspaces import create_api_key, create_workspace
+from tests.deploy.servers import (
+    GUNICORN,
+    NGINX,
+    answer,
+    is_envelope,
+    nginx_prefix,
+    read_all,
+    server_environment,
+    start_nginx,
+)
 from tests.workers import stop, wait_until_up
-from tests.workers import tests_database_url as database_url
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
-CONF = Path(settings.BASE_DIR) / "deploy" / "nginx.conf"
-NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 SLOW_CLIENTS = 50
 PROMPT = 5  # seconds: what "still answers" means while the slow clients trickle
-GUNICORN = ["-c", "python:memoryhub.gunicorn_conf", "memoryhub.wsgi"]
 
 
 @dataclass
@@ -52,25 +55,7 @@ class Stack:
         """What the proxy answers ``head`` (+ ``body``) on a connection of its own."""
         with socket.create_connection(("127.0.0.1", self.port), timeout=PROMPT) as conn:
             conn.sendall(head + body)
-            return _read_all(conn)
-
-
-def _read_all(conn: socket.socket) -> bytes:
-    data = b""
-    while chunk := conn.recv(65536):
-        data += chunk
-    return data
-
-
-def _environment() -> dict[str, str]:
-    environ = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
-    environ.update(
-        MEMORYHUB_ENV="test",
-        DJANGO_SETTINGS_MODULE="memoryhub.settings",
-        DATABASE_URL=database_url(),
-        PYTHONPATH=str(settings.BASE_DIR),
-    )
-    return environ
+            return read_all(conn)
 
 
 def _gunicorn(port: int, log: Path) -> subprocess.Popen:
@@ -78,7 +63,7 @@ def _gunicorn(port: int, log: Path) -> subprocess.Popen:
     command = [sys.executable, "-m", "gunicorn", *GUNICORN, "--workers", "2"]
     return subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
         [*command, "--bind", f"127.0.0.1:{port}", "--log-level", "warning"],
-        env=_environment(),
+        env=server_environment(),
         cwd=settings.BASE_DIR,
         stdout=subprocess.DEVNULL,
         stderr=log.open("wb"),
@@ -89,38 +74,11 @@ def _uvicorn(port: int) -> subprocess.Popen:
     command = [sys.executable, "-m", "uvicorn", "memoryhub.asgi:application"]
     return subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
         [*command, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-        env=_environment(),
+        env=server_environment(),
         cwd=settings.BASE_DIR,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-
-
-def _nginx(prefix: Path, port: int, web: int, mcp: int) -> subprocess.Popen:
-    """nginx in the foreground with the shipped server block, only its ports changed."""
-    server = CONF.read_text()
-    for old, new in (
-        ("listen 80;", f"listen 127.0.0.1:{port};"),
-        ("127.0.0.1:8000", f"127.0.0.1:{web}"),
-        ("127.0.0.1:8001", f"127.0.0.1:{mcp}"),
-    ):
-        assert old in server, old
-        server = server.replace(old, new)
-    (prefix / "memoryhub.conf").write_text(server)
-    temp = "".join(f"{kind}_temp_path {prefix}/{kind};\n" for kind in TEMP_PATHS)
-    (prefix / "nginx.conf").write_text(
-        f"worker_processes 1;\npid {prefix}/nginx.pid;\nerror_log {prefix}/error.log;\n"
-        "events { worker_connections 1024; }\n"
-        f"http {{\naccess_log off;\n{temp}include {prefix}/memoryhub.conf;\n}}\n"
-    )
-    return subprocess.Popen(  # noqa: S603 - Debian's nginx, our configuration
-        [NGINX, "-p", str(prefix), "-c", str(prefix / "nginx.conf"), "-g", "daemon off;"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-
-
-TEMP_PATHS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
 
 
 @pytest.fixture(scope="module")
@@ -130,14 +88,11 @@ def stack(django_db_setup, django_db_blocker) -> Iterator[Stack]:
     with django_db_blocker.unblock():
         workspace = create_workspace("Behind nginx")
         keys = {p: create_api_key(workspace, p)[1] for p in ("read", "write")}
-    # Not under pytest's own temporary folder: nginx's workers (another user when started
-    # as root) must reach their temporary files.
-    prefix = Path(tempfile.mkdtemp(prefix="memoryhub-nginx-"))
-    prefix.chmod(0o755)
+    prefix = nginx_prefix()
     web, mcp, port = free_port(), free_port(), free_port()
     servers = [_gunicorn(web, prefix / "gunicorn.log"), _uvicorn(mcp)]
     try:
-        servers.append(_nginx(prefix, port, web, mcp))
+        servers.append(start_nginx(prefix, port, web, mcp))
         url = f"http://127.0.0.1:{port}"
         wait_until_up(url, servers[2])
         yield Stack(url, keys, prefix / "gunicorn.log", port)
@@ -177,7 +132,7 @@ def test_fifty_slow_clients_leave_normal_requests_answered_and_get_their_answers
             agents = requests.get(stack.url + "/api/v1/agents", headers=read, timeout=PROMPT)
             answered.append((health.status_code, agents.status_code))
             time.sleep(0.1)
-        statuses = [_read_all(conn).split(b" ", 2)[1] for conn, _ in clients]
+        statuses = [read_all(conn).split(b" ", 2)[1] for conn, _ in clients]
     finally:
         for conn, _ in clients:
             conn.close()
@@ -187,57 +142,33 @@ def test_fifty_slow_clients_leave_normal_requests_answered_and_get_their_answers
     assert sum(a["name"].startswith("slow-") for a in listed.json()["results"]) == SLOW_CLIENTS
 
 
-class _Received:
-    """What a server sent, for http.client to parse (chunked bodies included)."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-
-    def makefile(self, *args, **kwargs) -> io.BytesIO:
-        return io.BytesIO(self.data)
-
-
-def _answer(raw: bytes) -> tuple[int, str, dict]:
-    response = http.client.HTTPResponse(_Received(raw))  # type: ignore[arg-type]
-    response.begin()
-    return response.status, response.getheader("Content-Type", ""), json.loads(response.read())
-
-
-def _is_envelope(status: int, content_type: str, body: dict) -> bool:
-    """The app's envelope for this status, word for word but the message."""
-    message = body.get("error", {}).get("message", "")
-    return (
-        content_type.startswith("application/json") and body == ApiError(status, message).as_dict()
-    )
-
-
 @pytest.mark.parametrize("path", ["/api/v1/agents", "/v0/memory/search"])
 def test_a_request_line_too_long_is_the_json_414(stack, path):
     head = f"GET {path}?q={'a' * 5000} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
-    status, content_type, body = _answer(stack.raw(head))
+    status, content_type, body = answer(stack.raw(head))
     assert status == 414
-    assert _is_envelope(status, content_type, body)
+    assert is_envelope(status, content_type, body)
     assert body["error"]["code"] == "uri_too_long"
 
 
 @pytest.mark.parametrize("size", [5000, 12 * 1024])
 def test_a_header_too_long_is_the_json_431(stack, size):
     head = f"GET /api/v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {'a' * size}\r\n\r\n"
-    status, content_type, body = _answer(stack.raw(head.encode()))
+    status, content_type, body = answer(stack.raw(head.encode()))
     assert status == 431
-    assert _is_envelope(status, content_type, body)
+    assert is_envelope(status, content_type, body)
 
 
 def test_too_many_headers_for_nginx_is_the_json_431_and_fewer_reach_the_app(stack):
     many = "".join(f"X-H{n}: {n}\r\n" for n in range(3000))
     head = f"GET /api/v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\n{many}\r\n"
-    assert _answer(stack.raw(head.encode()))[0] == 431
+    assert answer(stack.raw(head.encode()))[0] == 431
     # 300 headers pass nginx and gunicorn (over its default of 100): the app's own 401.
     some = "".join(f"X-H{n}: {n}\r\n" for n in range(300))
     head = f"GET /api/v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\n{some}Connection: close\r\n\r\n"
-    status, content_type, body = _answer(stack.raw(head.encode()))
+    status, content_type, body = answer(stack.raw(head.encode()))
     assert status == 401
-    assert _is_envelope(status, content_type, body)
+    assert is_envelope(status, content_type, body)
 
 
 def test_a_body_over_the_apps_largest_is_the_json_413_from_nginx(stack):
@@ -253,20 +184,20 @@ def test_a_body_over_the_apps_largest_is_the_json_413_from_nginx(stack):
         answer = json.loads(response.read())
     assert response.status == 413
     assert response.getheader("Connection") == "close"
-    assert _is_envelope(413, response.getheader("Content-Type"), answer)
+    assert is_envelope(413, response.getheader("Content-Type"), answer)
 
 
 def test_a_malformed_request_is_the_json_400(stack):
-    status, content_type, body = _answer(stack.raw(b"GET /api/v1/agents HTTP/1.1\r\n\r\n"))
+    status, content_type, body = answer(stack.raw(b"GET /api/v1/agents HTTP/1.1\r\n\r\n"))
     assert status == 400  # HTTP/1.1 without Host
-    assert _is_envelope(status, content_type, body)
+    assert is_envelope(status, content_type, body)
 
 
 def test_a_bad_host_is_a_json_400_without_a_traceback_in_the_log(stack):
     head = b"GET /api/v1/agents HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n"
-    status, content_type, body = _answer(stack.raw(head))
+    status, content_type, body = answer(stack.raw(head))
     assert status == 400
-    assert _is_envelope(status, content_type, body)
+    assert is_envelope(status, content_type, body)
     time.sleep(0.5)  # the worker's log line reaches the file
     log = stack.gunicorn_log.read_text()
     assert "evil.example" in log  # said once, on a line

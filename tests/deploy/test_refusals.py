@@ -20,7 +20,7 @@ from django.core.management import call_command
 
 from memoryhub.embedded import free_port
 from memoryhub.services.workspaces import create_api_key, create_workspace
-from tests.deploy.test_nginx import GUNICORN, _environment
+from tests.deploy.servers import GUNICORN, server_environment
 from tests.workers import stop, wait_until_up
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
@@ -45,7 +45,7 @@ def port(request, key) -> Iterator[int]:
     command = [part.format(port=port) for part in SERVERS[request.param]]
     server = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
         [sys.executable, "-m", *command, "--log-level", "warning"],
-        env=_environment(),
+        env=server_environment(),
         cwd=settings.BASE_DIR,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
