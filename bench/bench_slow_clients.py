@@ -111,7 +111,11 @@ def _measure(base: str, key: str) -> dict:
 
 def run(results: dict) -> None:
     from memoryhub.services.workspaces import create_api_key, create_workspace
+    from tests.deploy.servers import NGINX
 
+    if not shutil.which(NGINX):
+        results["slow_clients"] = {"skipped": "Debian's nginx is not installed (make nginx)"}
+        return
     figures: dict = {"slow_clients": SLOW, "requests": REQUESTS, "timeout_s": TIMEOUT}
     with own_database("bench_slow_clients") as url:
         workspace = create_workspace("Slow clients")

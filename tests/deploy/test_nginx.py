@@ -36,6 +36,7 @@ from tests.deploy.servers import (
     server_environment,
     start_nginx,
 )
+from tests.mcp.conftest import headers_for, http_client, run_async
 from tests.workers import stop, wait_until_up
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
@@ -87,7 +88,7 @@ def stack(django_db_setup, django_db_blocker) -> Iterator[Stack]:
         pytest.fail("these tests need Debian's nginx: apt-get install nginx")
     with django_db_blocker.unblock():
         workspace = create_workspace("Behind nginx")
-        keys = {p: create_api_key(workspace, p)[1] for p in ("read", "write")}
+        keys = {p: create_api_key(workspace, p)[1] for p in ("read", "run", "write")}
     prefix = nginx_prefix()
     web, mcp, port = free_port(), free_port(), free_port()
     servers = [_gunicorn(web, prefix / "gunicorn.log"), _uvicorn(mcp)]
@@ -204,6 +205,22 @@ def test_a_bad_host_is_a_json_400_without_a_traceback_in_the_log(stack):
     assert "Traceback" not in log
 
 
-def test_mcp_goes_to_the_uvicorn_process(stack):
-    answer = requests.get(stack.url + "/mcp", timeout=PROMPT)
-    assert answer.json()["jsonrpc"] == "2.0"  # the MCP server's own answer, not Django's 404
+def test_an_mcp_session_goes_through_to_the_uvicorn_process(stack):
+    def call(method: str, path: str, permission: str, **body) -> dict:
+        headers = {"Authorization": f"Bearer {stack.keys[permission]}"}
+        response = requests.request(
+            method, stack.url + path, headers=headers, json=body, timeout=PROMPT
+        )
+        assert response.status_code == 201, response.text
+        return response.json()
+
+    agent = call("POST", "/api/v1/agents", "write", name="Through nginx")
+    thread = call("POST", "/api/v1/threads", "run", agent_id=agent["id"])
+    run = call("POST", f"/api/v1/threads/{thread['id']}/runs", "run", input="hi")
+
+    async def session():
+        async with http_client(stack.url + "/mcp", headers_for(run_token=run["token"])) as client:
+            return await client.read_resource("memoryhub://run/context")
+
+    read = run_async(session)
+    assert [c.text for c in read.contents] == [run["context"]]
