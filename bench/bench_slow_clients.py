@@ -1,18 +1,22 @@
 """Slow clients: the latency of normal requests while clients trickle request bodies.
 
 gunicorn (2 sync workers, ``memoryhub.gunicorn_conf``) alone and behind Debian's nginx with
-``deploy/nginx.conf``. Normal requests are ``/healthz`` and an authenticated
-``GET /api/v1/agents``, one after the other; the slow clients each send their headers, then
-one byte of body every 0.2 s for as long as the measure lasts. Figures: p50/p95/p99 of the
-normal requests with no slow client and with :data:`SLOW` of them, and how many of them
-timed out (:data:`TIMEOUT`; a measure stops at :data:`GIVE_UP` of them).
+``deploy/nginx.conf``, and one uvicorn serving ``memoryhub.asgi`` alone. Normal requests
+are ``/healthz`` and an authenticated ``GET /api/v1/agents``, one after the other; the slow
+clients each send their headers, then one byte of body every 0.2 s for as long as the
+measure lasts. Figures: p50/p95/p99 of the normal requests with no slow client and with
+:data:`SLOW` of them, and how many of them timed out (:data:`TIMEOUT`; a measure stops at
+:data:`GIVE_UP` of them).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,7 +25,8 @@ from contextlib import ExitStack, contextmanager
 from bench.common import own_database, percentiles, server
 from memoryhub.embedded import free_port
 
-SLOW = {"alone": 4, "behind nginx": 50}  # 4 already stop gunicorn's 2 workers
+# 4 already stop gunicorn's 2 workers; uvicorn waits for a body without blocking.
+SLOW = {"alone": 4, "behind nginx": 50, "uvicorn": 50}
 REQUESTS = 60
 TIMEOUT = 2.0  # seconds a normal request may take before it counts as timed out
 TRICKLE = 0.2  # seconds between two bytes of a slow body
@@ -52,6 +57,23 @@ def _wait(port: int) -> None:
         except OSError:
             time.sleep(0.1)
     raise RuntimeError("nginx did not start")
+
+
+@contextmanager
+def _uvicorn(database_url: str) -> Iterator[str]:
+    """One uvicorn serving everything (``memoryhub.asgi``), as the README also allows."""
+    port = free_port()
+    environ = {**os.environ, "DATABASE_URL": database_url, "MEMORYHUB_ENV": "development"}
+    command = [sys.executable, "-m", "uvicorn", "memoryhub.asgi:application"]
+    process = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
+        [*command, "--port", str(port), "--log-level", "warning"], env={**environ, "DEBUG": "0"}
+    )
+    try:
+        _wait(port)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
 
 
 @contextmanager
@@ -124,7 +146,8 @@ def run(results: dict) -> None:
         with ExitStack() as stack:
             web = stack.enter_context(server(url, extra=extra))
             proxied = stack.enter_context(_nginx(web))
-            for setup, base in (("alone", web), ("behind nginx", proxied)):
+            asgi = stack.enter_context(_uvicorn(url))
+            for setup, base in (("alone", web), ("behind nginx", proxied), ("uvicorn", asgi)):
                 quiet = _measure(base, key)
                 with _slow_clients(base, writer, SLOW[setup]):
                     busy = _measure(base, key)
