@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 MEM0_STAMP := $(VENV)/.installed-mem0
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: install run manage test fuzz lint format bench screenshots chromium clean
+.PHONY: install run manage test fuzz lint format bench screenshots chromium nginx clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,8 +43,16 @@ chromium:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } || \
 		{ echo "the browser tests need Debian's chromium: sudo apt-get install chromium" >&2; exit 1; }
 
+## The proxy tests (tests/deploy) run Debian's nginx in the foreground, on ports of their own;
+## installed with apt when root may, and not left running as a service.
+nginx:
+	@[ -x /usr/sbin/nginx ] || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx && \
+		{ service nginx stop >/dev/null 2>&1 || true; }; } || \
+		{ echo "the proxy tests need Debian's nginx: sudo apt-get install nginx" >&2; exit 1; }
+
 ## Run the whole test suite against real PostgreSQL and Redis (started if need be).
-test: $(MEM0_STAMP) chromium
+test: $(MEM0_STAMP) chromium nginx
 	$(BIN)/ruff check .
 	$(BIN)/python -m memoryhub.embedded $(BIN)/python -m pytest --ds=memoryhub.test_settings $(PYTEST_ARGS)
 

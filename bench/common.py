@@ -56,11 +56,16 @@ def own_database(name: str) -> Iterator[str]:
 
 @contextmanager
 def server(
-    database_url: str, env: dict | None = None, workers: int = 2, root: Path = ROOT
+    database_url: str,
+    env: dict | None = None,
+    workers: int = 2,
+    root: Path = ROOT,
+    extra: list[str] | None = None,
 ) -> Iterator[str]:
     """A real gunicorn serving memoryhub on a free loopback port; yields its base URL.
 
-    ``root``: the source tree it serves (another checkout, to measure an earlier version)."""
+    ``root``: the source tree it serves (another checkout, to measure an earlier version);
+    ``extra``: more gunicorn options."""
     port = free_port()
     environ = {
         **os.environ,
@@ -83,6 +88,7 @@ def server(
             str(workers),
             "--log-level",
             "warning",
+            *(extra or []),
         ],
         cwd=root,
         env=environ,

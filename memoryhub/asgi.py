@@ -13,6 +13,7 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
 django_application = get_asgi_application()
 
+from memoryhub.bodyguard import early_refusal, refuse  # noqa: E402 - needs Django set up
 from memoryhub.mcp.http import PATH, mcp_app  # noqa: E402 - needs Django set up
 
 mcp_application = mcp_app()
@@ -24,5 +25,7 @@ async def application(scope, receive, send) -> None:
     path = scope.get("path", "")
     if scope["type"] == "lifespan" or path == PATH or path.startswith(PATH + "/"):
         await mcp_application(scope, receive, send)
+    elif (refusal := early_refusal(scope)) is not None:
+        await refuse(send, refusal)
     else:
         await django_application(scope, receive, send)

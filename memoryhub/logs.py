@@ -20,3 +20,14 @@ class RouteNotPath(logging.Filter):
             shown = route or "an unresolved path"
             record.args = tuple(shown if arg == path else arg for arg in record.args)
         return True
+
+
+class ClientErrorNoTraceback(logging.Filter):
+    """A request's own fault (Django's ``DisallowedHost``: a ``Host`` not in ALLOWED_HOSTS)
+    is one warning line: the client gets its 400, the log no traceback of memoryhub's."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info = None
+        record.exc_text = None
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True

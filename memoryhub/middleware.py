@@ -18,6 +18,11 @@ API_PREFIXES = ("/api/", "/v0/")
 _REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
+def length_required() -> ApiError:
+    # Django reads a body without Content-Length as empty: refuse it, never guess.
+    return ApiError(411, "send the request body with a Content-Length")
+
+
 def is_api_path(path: str) -> bool:
     return path.startswith(API_PREFIXES) and not path.startswith(("/api/docs", "/api/schema"))
 
@@ -52,8 +57,7 @@ class ApiGuardMiddleware:
         if "\x00" in request.path or "%00" in request.META.get("QUERY_STRING", ""):
             return json_error(ApiError(400, "NUL characters are not allowed in URLs"))
         if request.META.get("HTTP_TRANSFER_ENCODING") and not request.META.get("CONTENT_LENGTH"):
-            # Django reads a body without Content-Length as empty: refuse it, never guess.
-            return json_error(ApiError(411, "send the request body with a Content-Length"))
+            return json_error(length_required())
         response = self.get_response(request)
         if response.status_code >= 400 and not _is_json(response):
             return json_error(ApiError(response.status_code, _status_text(response)))

@@ -53,10 +53,14 @@ def body_limit(view: Any) -> int:
     return getattr(view, "max_body_bytes", None) or setting("facts.max_body_bytes")
 
 
+def too_large(limit: int) -> ApiError:
+    return ApiError(413, f"request body is larger than {limit} bytes")
+
+
 def read_limited(stream: Any, limit: int) -> bytes:
     data = stream.read(limit + 1) if stream is not None else b""
     if len(data) > limit:
-        raise ApiError(413, f"request body is larger than {limit} bytes")
+        raise too_large(limit)
     return data
 
 
@@ -93,5 +97,5 @@ class StrictJSONParser(BaseParser):
         limit = body_limit(view)
         declared = request.META.get("CONTENT_LENGTH") if request is not None else None
         if declared and declared.isdigit() and int(declared) > limit:
-            raise ApiError(413, f"request body is larger than {limit} bytes")
+            raise too_large(limit)
         return parse_json_bytes(read_limited(stream, limit))

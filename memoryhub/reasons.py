@@ -91,6 +91,8 @@ class Code(StrEnum):
     PRECONDITION_FAILED = "precondition_failed"
     # 413: the request body is too large.
     PAYLOAD_TOO_LARGE = "payload_too_large"
+    # 414: a request line too long (refused by the proxy in front, deploy/nginx.conf).
+    URI_TOO_LONG = "uri_too_long"
     # 415: a request body that is not JSON.
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
     # 422: a field or argument breaks its rule.
@@ -99,6 +101,8 @@ class Code(StrEnum):
     PRECONDITION_REQUIRED = "precondition_required"
     # 429: throttled.
     RATE_LIMITED = "rate_limited"
+    # 431: request headers too large (refused by the proxy in front, deploy/nginx.conf).
+    HEADERS_TOO_LARGE = "headers_too_large"
     # 500: a bug; the details are in the log only.
     INTERNAL = "internal"
     # 503: a dependency (a memory provider) cannot answer.

@@ -230,8 +230,14 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "filters": {"route_not_path": {"()": "memoryhub.logs.RouteNotPath"}},
-    "loggers": {"django.request": {"level": "ERROR", "filters": ["route_not_path"]}},
+    "filters": {
+        "route_not_path": {"()": "memoryhub.logs.RouteNotPath"},
+        "no_traceback": {"()": "memoryhub.logs.ClientErrorNoTraceback"},
+    },
+    "loggers": {
+        "django.request": {"level": "ERROR", "filters": ["route_not_path"]},
+        "django.security.DisallowedHost": {"filters": ["no_traceback"]},
+    },
 }
 
 # The panel's session and CSRF cookies go over HTTPS only in production, unless a deployment

@@ -178,3 +178,16 @@ def test_a_type_of_the_wrong_json_type_is_422(owner, memory_type):
 def test_a_weak_etag_never_matches(owner, agent):
     response = owner.patch(f"/api/v1/agents/{agent.id}", {"name": "A"}, HTTP_IF_MATCH='W/"1"')
     assert response.status_code == 412
+
+
+@pytest.mark.parametrize("path", ["/api/v1/agents", "/panel/"])
+def test_a_host_not_allowed_is_400_and_one_log_line_without_a_traceback(owner, caplog, path):
+    with caplog.at_level("INFO", logger="django.security"):
+        response = owner.get(path, HTTP_HOST="evil.example")
+    assert response.status_code == 400
+    if path.startswith("/api/"):
+        assert error_of(response)["code"] == "bad_request"
+    [record] = [r for r in caplog.records if r.name == "django.security.DisallowedHost"]
+    assert "evil.example" in record.getMessage()
+    assert record.levelname == "WARNING"
+    assert record.exc_info is None

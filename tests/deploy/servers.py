@@ -1,0 +1,103 @@
+"""The servers of the production setup for the deploy tests and the slow-clients benchmark:
+Debian's nginx with ``deploy/nginx.conf``, and reading what a server answers on a raw
+socket."""
+
+from __future__ import annotations
+
+import http.client
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+from memoryhub.errors import ApiError
+from tests.workers import tests_database_url as database_url
+
+ROOT = Path(__file__).resolve().parents[2]
+CONF = ROOT / "deploy" / "nginx.conf"
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+# The README's production command (the tests add --workers and --bind).
+GUNICORN = ["-c", "python:memoryhub.gunicorn_conf", "memoryhub.wsgi"]
+TEMP_PATHS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+
+
+def server_environment() -> dict[str, str]:
+    """For a server on the test database (the tests' settings, no Redis: a test broker)."""
+    environ = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    environ.update(
+        MEMORYHUB_ENV="test",
+        DJANGO_SETTINGS_MODULE="memoryhub.settings",
+        DATABASE_URL=database_url(),
+        PYTHONPATH=str(ROOT),  # this checkout's code
+    )
+    return environ
+
+
+def nginx_prefix() -> Path:
+    """A folder for nginx's files. Not under pytest's own temporary folder: nginx's workers
+    (another user when started as root) must reach their temporary files."""
+    prefix = Path(tempfile.mkdtemp(prefix="memoryhub-nginx-"))
+    prefix.chmod(0o755)
+    return prefix
+
+
+def start_nginx(prefix: Path, port: int, web: int, mcp: int) -> subprocess.Popen:
+    """nginx in the foreground with the shipped server block, only its ports changed."""
+    server = CONF.read_text()
+    for old, new in (
+        ("listen 80;", f"listen 127.0.0.1:{port};"),
+        ("127.0.0.1:8000", f"127.0.0.1:{web}"),
+        ("127.0.0.1:8001", f"127.0.0.1:{mcp}"),
+    ):
+        assert old in server, old
+        server = server.replace(old, new)
+    (prefix / "memoryhub.conf").write_text(server)
+    temp = "".join(f"{kind}_temp_path {prefix}/{kind};\n" for kind in TEMP_PATHS)
+    (prefix / "nginx.conf").write_text(
+        f"worker_processes 1;\npid {prefix}/nginx.pid;\nerror_log {prefix}/error.log;\n"
+        "events { worker_connections 1024; }\n"
+        f"http {{\naccess_log off;\n{temp}include {prefix}/memoryhub.conf;\n}}\n"
+    )
+    return subprocess.Popen(  # noqa: S603 - Debian's nginx, our configuration
+        [NGINX, "-p", str(prefix), "-c", str(prefix / "nginx.conf"), "-g", "daemon off;"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+TEMP_PATHS = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+
+
+def read_all(conn: socket.socket) -> bytes:
+    data = b""
+    while chunk := conn.recv(65536):
+        data += chunk
+    return data
+
+
+class _Received:
+    """What a server sent, for http.client to parse (chunked bodies included)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def makefile(self, *args, **kwargs) -> io.BytesIO:
+        return io.BytesIO(self.data)
+
+
+def answer(raw: bytes) -> tuple[int, str, dict]:
+    response = http.client.HTTPResponse(_Received(raw))  # type: ignore[arg-type]
+    response.begin()
+    return response.status, response.getheader("Content-Type", ""), json.loads(response.read())
+
+
+def is_envelope(status: int, content_type: str, body: dict) -> bool:
+    """The app's envelope for this status, word for word but the message."""
+    message = body.get("error", {}).get("message", "")
+    return (
+        content_type.startswith("application/json") and body == ApiError(status, message).as_dict()
+    )
