@@ -9,25 +9,18 @@ acknowledged before the outage is still there.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-import requests
 from django.conf import settings
 
-from memoryhub.embedded import free_port
-from tests.workers import stop, wait_until_up
+from tests.faults.conftest import environment, gunicorn, timed, until
 
 pytestmark = pytest.mark.slow
-
-# A request must answer within this while the database is down (connect_timeout is 5 s).
-ANSWER_WITHIN = 15
 
 
 class Postgres:
@@ -76,11 +69,9 @@ class Postgres:
 
 
 def _manage(url: str, *args: str) -> str:
-    environ = {**os.environ, "DATABASE_URL": url, "MEMORYHUB_ENV": "test"}
-    environ["DJANGO_SETTINGS_MODULE"] = "memoryhub.settings"
     done = subprocess.run(  # noqa: S603 - our own interpreter and arguments
         [sys.executable, "manage.py", *args],
-        env=environ,
+        env=environment(DATABASE_URL=url),
         cwd=settings.BASE_DIR,
         capture_output=True,
         text=True,
@@ -95,31 +86,12 @@ def outage(tmp_path):
     try:
         _manage(postgres.url, "migrate", "--verbosity", "0")
         _manage(postgres.url, "create_workspace", "Outage")
-        secret = (
-            _manage(
-                postgres.url, "create_api_key", "--workspace", "Outage", "--permissions", "write"
-            )
-            .strip()
-            .splitlines()[-1]
+        key = _manage(
+            postgres.url, "create_api_key", "--workspace", "Outage", "--permissions", "write"
         )
-        port = free_port()
-        environ = {**os.environ, "DATABASE_URL": postgres.url, "MEMORYHUB_ENV": "test"}
-        environ["DJANGO_SETTINGS_MODULE"] = "memoryhub.settings"
-        server = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
-            [sys.executable, "-m", "gunicorn", "memoryhub.wsgi:application",
-             "--bind", f"127.0.0.1:{port}", "--workers", "2", "--timeout", "60",
-             "--log-level", "warning"],
-            env=environ,
-            cwd=settings.BASE_DIR,
-            stdout=subprocess.DEVNULL,
-            stderr=(tmp_path / "server.log").open("wb"),
-        )  # fmt: skip
-        try:
-            url = f"http://127.0.0.1:{port}"
-            wait_until_up(url, server)
+        secret = key.strip().splitlines()[-1]
+        with gunicorn(tmp_path / "server.log", DATABASE_URL=postgres.url) as (url, server):
             yield postgres, url, {"Authorization": f"Bearer {secret}"}, server
-        finally:
-            stop(server)
     finally:
         if not postgres.running:
             postgres.start()  # so that pgserver's own cleanup finds it as it left it
@@ -127,16 +99,9 @@ def outage(tmp_path):
         shutil.rmtree(tmp_path / "pg", ignore_errors=True)
 
 
-def _timed(method: str, url: str, **kwargs) -> requests.Response:
-    started = time.monotonic()
-    response = requests.request(method, url, timeout=ANSWER_WITHIN, **kwargs)
-    assert time.monotonic() - started < ANSWER_WITHIN
-    return response
-
-
 def test_an_outage_answers_503_and_the_server_recovers_by_itself(outage, tmp_path):
     postgres, url, auth, server = outage
-    created = _timed("POST", url + "/api/v1/agents", json={"name": "Before"}, headers=auth)
+    created = timed("POST", url + "/api/v1/agents", json={"name": "Before"}, headers=auth)
     assert created.status_code == 201, created.text
     agent = created.json()["id"]
 
@@ -147,26 +112,22 @@ def test_an_outage_answers_503_and_the_server_recovers_by_itself(outage, tmp_pat
         ("GET", "/api/v1/agents", None),
         ("GET", f"/api/v1/agents/{agent}", None),  # again, on a connection known broken
     ]:
-        answer = _timed(method, url + path, json=body, headers=auth)
+        answer = timed(method, url + path, json=body, headers=auth)
         assert answer.status_code == 503, (path, answer.status_code, answer.text[:300])
         assert answer.headers["Content-Type"].startswith("application/json")
         assert answer.headers["Retry-After"] == "5"
         error = answer.json()["error"]
         assert (error["code"], error["dependency"]) == ("unavailable", "database")
-    health = _timed("GET", url + "/healthz")
+    health = timed("GET", url + "/healthz")
     assert health.status_code == 503
     assert health.json()["checks"]["database"].startswith("error")
     assert health.json()["checks"]["broker"] == "ok"
 
     postgres.start()
-    deadline = time.monotonic() + 30
-    while (answer := _timed("GET", url + "/api/v1/agents", headers=auth)).status_code != 200:
-        assert answer.status_code == 503, answer.text[:300]
-        assert time.monotonic() < deadline, "did not recover within 30 s"
-        time.sleep(0.2)
+    answer = until(200, "GET", url + "/api/v1/agents", headers=auth)
     names = [a["name"] for a in answer.json()["results"]]
     assert names == ["Before"], "the acknowledged write is there, the refused one is not"
-    assert _timed("GET", url + "/healthz").status_code == 200
+    assert timed("GET", url + "/healthz").status_code == 200
     assert server.poll() is None, "the same server recovered, without a restart"
     log = (tmp_path / "server.log").read_text()
     assert "database unavailable" in log  # a warning line per refusal, not a traceback
