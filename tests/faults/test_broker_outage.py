@@ -17,8 +17,8 @@ import pytest
 
 from memoryhub.embedded import free_port, port_open
 from memoryhub.services.workspaces import create_api_key, create_workspace
+from tests import workers
 from tests.faults.conftest import gunicorn, timed, until
-from tests.workers import stop, tests_database_url
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -40,7 +40,7 @@ class Redis:
             time.sleep(0.05)
 
     def stop(self) -> None:
-        stop(self.process)
+        workers.stop(self.process)
 
 
 def test_a_broker_outage_shows_in_healthz_and_the_api_keeps_answering(tmp_path):
@@ -51,7 +51,7 @@ def test_a_broker_outage_shows_in_healthz_and_the_api_keeps_answering(tmp_path):
     try:
         broker = f"redis://127.0.0.1:{redis.port}/0"
         log = tmp_path / "server.log"
-        with gunicorn(log, DATABASE_URL=tests_database_url(), REDIS_URL=broker) as (url, _):
+        with gunicorn(log, DATABASE_URL=workers.tests_database_url(), REDIS_URL=broker) as (url, _):
             redis.stop()
             health = timed("GET", url + "/healthz")
             assert health.status_code == 503
