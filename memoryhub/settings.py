@@ -184,6 +184,11 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 # and unclaimed, so a lost message never leaves a purge pending; an unconsumed sweep
 # expires rather than pile up while no worker runs.
 PURGE_SWEEP_SECONDS = float(os.environ.get("MEMORYHUB_PURGE_SWEEP_SECONDS", "60"))
+# How long a purge's claim keeps other workers off its job. Far longer than one purge call
+# can take (name resolution, then the provider's connect and read timeouts, at most 120 s
+# each), so a claim runs out only when its worker has stopped (killed, or its machine
+# lost); another worker then finishes the job, at most this long after.
+PURGE_LEASE_SECONDS = float(os.environ.get("MEMORYHUB_PURGE_LEASE_SECONDS", "600"))
 CELERY_BEAT_SCHEDULE = {
     "send-due-purges": {
         "task": "records.send_due_purges",

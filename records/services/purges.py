@@ -27,6 +27,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import DateTimeField, ExpressionWrapper, Q
 from django.db.models.functions import Now
@@ -49,10 +50,6 @@ logger = logging.getLogger(__name__)
 PURGE_TASK = "records.purge_namespace"
 BACKOFF_BASE_SECONDS = 30
 BACKOFF_MAX_SECONDS = 3600
-# How long a claim keeps other workers off a job. Far longer than one purge call can take
-# (name resolution, then the provider's connect and read timeouts, at most 120 s each), so
-# a claim runs out only when its worker has stopped; then the job waits this long at most.
-LEASE_SECONDS = 600
 # How many due jobs one run of the beat task sends at most (the rest on its next run).
 DUE_BATCH = 500
 IN_USE = (
@@ -165,7 +162,7 @@ def claim(job_id: str, tries: int | None = None) -> Claim | Outcome:
             cursor.execute(
                 _CLAIM.format(table=PurgeJob._meta.db_table),
                 {
-                    "lease": LEASE_SECONDS,
+                    "lease": settings.PURGE_LEASE_SECONDS,
                     "token": (token := secrets.token_hex(16)),
                     "id": job_id,
                     "pending": PurgeJob.Status.PENDING,
