@@ -15,6 +15,7 @@ import requests
 from django.conf import settings
 
 from memoryhub.embedded import free_port
+from tests.deploy.servers import GUNICORN
 from tests.workers import stop, wait_until_up
 
 # A request must answer within this while a dependency is down (its timeouts are 5 s).
@@ -32,10 +33,11 @@ def environment(**env: str) -> dict[str, str]:
 
 @contextmanager
 def gunicorn(log: Path, **env: str) -> Iterator[tuple[str, subprocess.Popen]]:
-    """A gunicorn with two workers, its error log written to ``log``; yields its URL."""
+    """The README's production gunicorn with two workers, its error log written to ``log``;
+    yields its URL."""
     port = free_port()
     server = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
-        [sys.executable, "-m", "gunicorn", "memoryhub.wsgi:application",
+        [sys.executable, "-m", "gunicorn", *GUNICORN,
          "--bind", f"127.0.0.1:{port}", "--workers", "2", "--timeout", "60",
          "--log-level", "warning"],
         env=environment(**env),
