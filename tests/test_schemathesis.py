@@ -41,7 +41,9 @@ from tests.records.fakes.mem0 import OssServer
 from tests.workers import stop, wait_until_up
 from tests.workers import tests_database_url as database_url
 
-pytestmark = pytest.mark.slow
+# django_db also when this module runs alone (make fuzz): only then does pytest-django make
+# a test database for the seed fixture, instead of seeding and flushing DATABASE_URL's.
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 EXAMPLES = int(os.environ.get("MEMORYHUB_FUZZ_EXAMPLES", "4"))
 CHECKS = [
