@@ -58,10 +58,17 @@ class FlakyProxy:
         self.failures: list[str | int] = []
         self.seen: list[tuple[str, str]] = []
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.server.daemon_threads = False  # close() waits for requests still being forwarded
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def count(self, method: str, path: str) -> int:
         return sum(1 for seen in self.seen if seen == (method, path))
+
+    def close(self) -> None:
+        """Stop serving and wait for the requests in flight: a test's database is emptied
+        after it, and a request still running then would deadlock with that."""
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def _handler(proxy: FlakyProxy) -> type[BaseHTTPRequestHandler]:
@@ -90,6 +97,9 @@ def _handler(proxy: FlakyProxy) -> type[BaseHTTPRequestHandler]:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(content)))
+            # One request per connection: close() then never waits on an idle keep-alive.
+            self.send_header("Connection", "close")
+            self.close_connection = True
             self.end_headers()
             self.wfile.write(content)
 
@@ -107,8 +117,7 @@ def proxy(live_server) -> Iterator[FlakyProxy]:
     thread = threading.Thread(target=flaky.server.serve_forever, daemon=True)
     thread.start()
     yield flaky
-    flaky.server.shutdown()
-    flaky.server.server_close()
+    flaky.close()
 
 
 def scripted_chat(*turns: Callable[[list, list], dict]) -> Callable[..., dict]:

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from memoryhub.client import MemoryHub, Unavailable
+from memoryhub.models import Agent
 from tests.client.conftest import tool_call
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -81,3 +82,5 @@ def test_the_timeout_is_the_callers(proxy, api_key):
         hub.create_agent("Bot")
     assert late.value.reason == "no_answer" and "timed out" in late.value.message
     hub.close()
+    proxy.close()  # the late answer still arrives: the agent was made, once
+    assert list(Agent.objects.values_list("name", flat=True)) == ["Bot"]
