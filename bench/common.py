@@ -26,8 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @contextmanager
-def own_database(name: str) -> Iterator[str]:
-    """Point Django at a fresh, migrated database ``name``; yield its DATABASE_URL."""
+def own_database(name: str, *, migrate: bool = True) -> Iterator[str]:
+    """Point Django at a fresh database ``name``, migrated unless ``migrate`` is False (the
+    caller migrates it with another version's code); yield its DATABASE_URL."""
     shared = connections.settings["default"]
     previous = shared["NAME"]
     params = {
@@ -46,7 +47,8 @@ def own_database(name: str) -> Iterator[str]:
     connection.settings_dict["NAME"] = name
     url = urlsplit(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/x"))
     try:
-        call_command("migrate", verbosity=0)
+        if migrate:
+            call_command("migrate", verbosity=0)
         yield urlunsplit(url._replace(path="/" + name))
     finally:
         connections.close_all()

@@ -143,10 +143,10 @@ class FactVersion(models.Model):
 
 
 class FactQuota(models.Model):
-    """How many facts one memory (an agent's, or an eval's) holds.
+    """How many facts one memory (an agent's, or an eval's) holds: the sum of its shards.
 
-    Writers of new facts increment it with a conditional UPDATE, which locks the row until
-    they commit: concurrent writers queue on it and can never overshoot the limit.
+    A writing transaction holds one shard row until it commits (``facts.shards``): writers of
+    one memory take different rows and do not queue, and the limit stays exact.
     """
 
     workspace = models.ForeignKey(
@@ -154,15 +154,16 @@ class FactQuota(models.Model):
     )
     agent = models.ForeignKey(Agent, on_delete=models.DO_NOTHING, related_name="+", db_index=False)
     scope = models.CharField(max_length=48, default="", blank=True)
+    shard = models.SmallIntegerField(default=0)
     count = models.IntegerField(default=0)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["agent", "scope"], name="fact_quota_unique"),
+            models.UniqueConstraint(fields=["agent", "scope", "shard"], name="fact_quota_unique"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.agent_id}/{self.scope or 'real'}: {self.count}"
+        return f"{self.agent_id}/{self.scope or 'real'}#{self.shard}: {self.count}"
 
 
 class FactTerm(models.Model):
@@ -173,17 +174,19 @@ class FactTerm(models.Model):
     keeps them exact. The empty term counts the memory's facts. ``term`` is in the "C"
     collation so that a query word's prefix is one range of the primary key. ``owner`` is
     "" for facts outside users' folders, else the end user's id: a run's ranking counts only
-    the facts it may see (migration 0006).
+    the facts it may see (migration 0006). Each memory's rows are split in shards like its
+    counter (migration 0011): a statistic is the sum over ``shard``.
     """
 
-    pk = models.CompositePrimaryKey("agent", "scope", "term", "owner")
+    pk = models.CompositePrimaryKey("agent", "scope", "term", "owner", "shard")
     agent = models.ForeignKey(
         Agent, on_delete=models.DO_NOTHING, related_name="+", db_index=False, db_constraint=False
     )
     scope = models.CharField(max_length=48, default="", blank=True)
     owner = models.CharField(max_length=48, default="", blank=True)
     term = models.TextField(db_collation="C")
+    shard = models.SmallIntegerField(default=0)
     facts = models.IntegerField()
 
     def __str__(self) -> str:
-        return f"{self.agent_id}/{self.scope or 'real'}/{self.term}: {self.facts}"
+        return f"{self.agent_id}/{self.scope or 'real'}/{self.term}#{self.shard}: {self.facts}"

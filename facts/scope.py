@@ -14,6 +14,7 @@ from django.db.models import Q, QuerySet
 
 from facts.models import Fact
 from facts.paths import Folder, Viewer
+from facts.terms import Memory
 from memoryhub.errors import ApiError
 from memoryhub.models import Agent, Run
 from memoryhub.principals import Principal
@@ -48,6 +49,11 @@ class FactScope:
         if self.viewer.end_user_id and any(f.path == "" or f.in_users for f in folders):
             parts.append(self._memory().filter(owner_id=self.viewer.end_user_id))
         return [under(part, folders) for part in parts]
+
+    @property
+    def memory(self) -> Memory:
+        """The memory this scope reads and writes: its counter and statistics."""
+        return Memory(self.agent_id, self.scope)
 
     def _memory(self) -> QuerySet[Fact]:
         return Fact.objects.defer("search_text", "search_vector").filter(

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from django.db import connection, transaction
-from django.db.models import Count
+from django.db.models import Count, Sum
 
-from facts import terms
+from facts import shards, terms
 from facts.models import Fact, FactQuota, FactVersion
 from memoryhub.checks import Difference
 from memoryhub.models import Agent
@@ -13,7 +13,8 @@ from memoryhub.models import Agent
 # Rows of the term statistics that differ from a recount, both ways.
 _TERM_DIFFERENCES_SQL = f"""
 WITH expected AS ({terms.EXPECTED_SQL}),
-stored AS (SELECT agent_id, scope, owner, term, facts FROM facts_factterm WHERE facts <> 0)
+stored AS (SELECT agent_id, scope, owner, term, sum(facts)::int FROM facts_factterm
+           GROUP BY agent_id, scope, owner, term HAVING sum(facts) <> 0)
 SELECT count(*) FROM (
     (SELECT * FROM expected EXCEPT ALL SELECT * FROM stored)
     UNION ALL (SELECT * FROM stored EXCEPT ALL SELECT * FROM expected)
@@ -30,18 +31,24 @@ def counter_differences() -> list[Difference]:
     """Each memory's fact counter (the limit reads it) against its facts."""
     real = _real_counts()
     found = []
-    for quota in FactQuota.objects.order_by("agent_id", "scope"):
-        expected = real.pop((quota.agent_id, quota.scope), 0)
-        if quota.count != expected:
-            name = f"{quota.agent_id}/{quota.scope or 'real'}"
-            found.append(Difference("fact_counters", name, quota.count, expected, True))
+    counters = (
+        FactQuota.objects.values("agent_id", "scope")
+        .annotate(count=Sum("count"))
+        .order_by("agent_id", "scope")
+    )
+    for counter in counters:
+        expected = real.pop((counter["agent_id"], counter["scope"]), 0)
+        if counter["count"] != expected:
+            name = f"{counter['agent_id']}/{counter['scope'] or 'real'}"
+            found.append(Difference("fact_counters", name, counter["count"], expected, True))
     for (agent_id, scope), n in sorted(real.items()):  # facts without a counter row
         found.append(Difference("fact_counters", f"{agent_id}/{scope or 'real'}", None, n, True))
     return found
 
 
 def repair_counters() -> int:
-    """Recount under each counter's row lock, as writers take it; answers rows mended."""
+    """Recount under every shard's row lock, as writers near the limit take them; answers
+    counters mended."""
     mended = 0
     for difference in counter_differences():
         agent_id, _, scope = difference.object.partition("/")
@@ -49,12 +56,15 @@ def repair_counters() -> int:
         workspace_id = Agent.objects.filter(pk=agent_id).values_list("workspace_id").first()
         if workspace_id is None:
             continue  # an orphan: reported, not derived data to mend
+        memory = terms.Memory(agent_id, scope)
         with transaction.atomic():
-            quota, _ = FactQuota.objects.select_for_update().get_or_create(
-                agent_id=agent_id, scope=scope, defaults={"workspace_id": workspace_id[0]}
+            shards.ensure(memory, workspace_id[0])
+            shards.total(memory, hold=True)
+            counters = FactQuota.objects.filter(agent_id=agent_id, scope=scope)
+            counters.exclude(shard=0).update(count=0)
+            counters.filter(shard=0).update(
+                count=Fact.objects.filter(agent_id=agent_id, scope=scope).count()
             )
-            quota.count = Fact.objects.filter(agent_id=agent_id, scope=scope).count()
-            quota.save(update_fields=["count"])
         mended += 1
     return mended
 

@@ -8,12 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from facts import models as fact_models
-from facts import paths, search, validation
-from facts.models import FACT_ID_PREFIX, Fact, FactQuota, FactVersion, WrittenBy
+from facts import paths, search, shards, validation
+from facts.models import FACT_ID_PREFIX, Fact, FactVersion, WrittenBy
 from facts.paths import Folder
 from facts.scope import FactScope, is_under
 from memoryhub import audit
@@ -156,9 +155,7 @@ def delete_fact(
             raise ApiError(404, "fact not found")
         # The versions go with it: ON DELETE CASCADE in the database.
         Fact.objects.filter(pk=pk).delete()
-        FactQuota.objects.filter(agent_id=scope.agent_id, scope=scope.scope).update(
-            count=F("count") - 1
-        )
+        shards.add(scope.memory, -1)  # in the shard the delete's trigger took
         audit.record(principal, "fact.delete", "fact", fact.public_id, path=fact.path)
 
 
@@ -196,9 +193,9 @@ def _lock_running_runs(scope: FactScope) -> None:
 
 
 def _create(scope: FactScope, request: _Request) -> Written:
-    # The term-statistics triggers lock this row before the term rows; in a new memory it
-    # must exist first, or concurrent first writers take those locks in opposite orders.
-    _ensure_quota(scope)
+    shards.ensure(scope.memory, scope.workspace_id)
+    # First: it takes the shard the fact's statistics go to, and near the limit all of them.
+    shards.count_one_more(scope.memory, setting("facts.max_facts_per_agent"))
     now = timezone.now()
     fact = Fact(
         id=fact_models.new_fact_id(),  # looked up here, so tests can force a clash
@@ -219,8 +216,6 @@ def _create(scope: FactScope, request: _Request) -> Written:
     )
     _insert(fact)
     version = _add_version(fact, request.key)
-    # Last, so the quota row is locked for as short a time as possible.
-    _count_one_more(scope)
     return Written(version, fact.created_at, created=True)
 
 
@@ -296,22 +291,6 @@ def _add_version(fact: Fact, key: str | None) -> FactVersion:
         key=key,
         created_at=fact.updated_at,
     )
-
-
-def _ensure_quota(scope: FactScope) -> None:
-    FactQuota.objects.bulk_create(
-        [FactQuota(workspace_id=scope.workspace_id, agent_id=scope.agent_id, scope=scope.scope)],
-        ignore_conflicts=True,
-    )
-
-
-def _count_one_more(scope: FactScope) -> None:
-    """Count the new fact, or refuse it when the memory is full (409 memory_full)."""
-    limit = setting("facts.max_facts_per_agent")
-    quota = FactQuota.objects.filter(agent_id=scope.agent_id, scope=scope.scope)
-    if quota.filter(count__lt=limit).update(count=F("count") + 1):
-        return
-    raise ApiError(409, f"this memory holds at most {limit} facts", reason=Reason.MEMORY_FULL)
 
 
 def _pk_or_404(fact_id: str) -> int:

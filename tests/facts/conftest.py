@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
+from facts import shards
 from facts.models import FactQuota
+from facts.terms import Memory
 from tests.conftest import Api
 from threads.services.runs import accept_run
 from threads.services.threads import create_thread
@@ -67,6 +69,11 @@ def seed_facts(agent, count: int, *, scope: str = "", path: str = "bulk/", words
             [agent.workspace_id, agent.id, scope, path, words, count, count, words, count],
         )
     quota, _ = FactQuota.objects.get_or_create(
-        workspace_id=agent.workspace_id, agent_id=agent.id, scope=scope
+        workspace_id=agent.workspace_id, agent_id=agent.id, scope=scope, shard=0
     )
     FactQuota.objects.filter(pk=quota.pk).update(count=quota.count + count)
+
+
+def counted(agent, scope: str = "") -> int:
+    """The memory's fact counter, as the limit reads it (the sum of its shards)."""
+    return shards.total(Memory(agent.id, scope))

@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from facts.models import Fact, FactQuota, FactVersion
+from facts.models import Fact, FactVersion
 from tests.conftest import Api
-from tests.facts.conftest import run_for, save, seed_facts, token_for
+from tests.facts.conftest import counted, run_for, save, seed_facts, token_for
 from tests.parallel import in_parallel
 
 FACTS = "/v0/memory/facts"
@@ -23,7 +23,7 @@ def test_twenty_writers_cannot_overshoot_100000_facts(tenant, agent):
     )
     assert Counter(results) == {201: 10, 409: 10}, results
     assert Fact.objects.filter(agent=agent).count() == 100_000
-    assert FactQuota.objects.get(agent=agent, scope="").count == 100_000
+    assert counted(agent) == 100_000
 
 
 def test_two_writes_with_the_same_key_at_once(tenant, agent):
@@ -39,7 +39,7 @@ def test_two_writes_with_the_same_key_at_once(tenant, agent):
     assert sorted(status for status, _ in results) == [200, 201], results
     assert results[0][1] == results[1][1]
     assert Fact.objects.count() == 1 and FactVersion.objects.count() == 1
-    assert FactQuota.objects.get(agent=agent).count == 1
+    assert counted(agent) == 1
 
 
 def test_concurrent_replaces_keep_versions_gapless(tenant, agent):
@@ -68,7 +68,7 @@ def test_parallel_first_writers_of_a_new_memory_all_succeed(tenant, agent):
         16, lambda i: apis[i].post(FACTS, {"path": "r/", "text": f"fact {i}"}).status_code
     )
     assert results == [201] * 16, results
-    assert FactQuota.objects.get(agent=agent, scope="").count == 16
+    assert counted(agent) == 16
     from facts.models import FactTerm
 
     assert sum(t.facts for t in FactTerm.objects.filter(agent=agent, term="")) == 16

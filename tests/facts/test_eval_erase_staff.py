@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from facts.models import Fact, FactQuota, FactVersion
 from tests.conftest import error_of
-from tests.facts.conftest import child_of, run_for, save
+from tests.facts.conftest import child_of, counted, run_for, save
 from threads.services.runs import end_run
 
 FACTS = "/v0/memory/facts"
@@ -73,9 +73,8 @@ def test_erasing_an_end_user_removes_every_fact_and_version(tenant, agent, owner
         int(shared["id"][2:]),
         int(bobs["id"][2:]),
     }
-    quota = FactQuota.objects.get(agent=agent, scope="")
-    assert quota.count == 2
-    assert FactQuota.objects.get(agent=other_agent, scope="").count == 0
+    assert counted(agent) == 2
+    assert counted(other_agent) == 0
 
 
 # -- staff API ----------------------------------------------------------------------------
@@ -107,7 +106,7 @@ def test_staff_delete_needs_write(agent, reader, runner, owner, alice):
     assert owner.delete(staff_url(agent, f"/{fact['id']}")).status_code == 204
     assert not Fact.objects.exists() and not FactVersion.objects.exists()
     assert owner.delete(staff_url(agent, f"/{fact['id']}")).status_code == 404
-    assert FactQuota.objects.get(agent=agent).count == 0
+    assert counted(agent) == 0
 
 
 def test_staff_api_is_scoped_to_the_workspace(agent, stranger, anonymous, alice):

@@ -111,7 +111,7 @@ def test_a_primary_key_collision_is_retried(alice, monkeypatch):
     assert saved["id"] != existing["id"] and saved["text"] == "collides once"
     assert alice.get(f"{FACTS}/{saved['id']}").json()["tags"] == ["x"]
     assert alice.get(f"{FACTS}/{existing['id']}").json()["text"] == "already here"
-    assert FactQuota.objects.get().count == 2
+    assert sum(FactQuota.objects.values_list("count", flat=True)) == 2
     with connection.cursor() as cursor:  # the term statistics counted the new fact once
-        cursor.execute("SELECT facts FROM facts_factterm WHERE term = 'collides'")
+        cursor.execute("SELECT sum(facts) FROM facts_factterm WHERE term = 'collides'")
         assert cursor.fetchall() == [(1,)]
