@@ -85,3 +85,19 @@ def test_the_maintenance_commands_as_processes(manage, tenant):
     assert refused.returncode == 1 and "--keep" in refused.stderr
     listed = manage("list_api_keys", tenant.workspace.id, "--json")
     assert {key["permission"] for key in json.loads(listed.stdout)} == {"read", "run", "write"}
+
+
+def test_demo_setup_makes_its_directory_and_prints_the_same_login_again(db, tmp_path):
+    data = tmp_path / "not" / "there"
+    first = run_json("demo_setup", "--data-dir", str(data))
+    assert (data / "demo-credentials.json").exists()
+    assert Workspace.objects.filter(pk=first["workspace_id"]).count() == 1
+    assert run_json("demo_setup", "--data-dir", str(data)) == first
+    assert Workspace.objects.count() == 1
+
+
+def test_demo_setup_that_cannot_write_its_credentials_leaves_no_workspace(db, tmp_path):
+    (tmp_path / "file").write_text("")  # a file where the directory should be
+    with pytest.raises(CommandError, match="cannot write .*demo-credentials.json"):
+        run("demo_setup", "--data-dir", str(tmp_path / "file" / "data"))
+    assert not Workspace.objects.exists()

@@ -7,6 +7,8 @@ import secrets
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.core.management import CommandError
+from django.db import transaction
 
 from memoryhub.management.base import MemoryhubCommand
 from memoryhub.models import Workspace
@@ -26,9 +28,15 @@ class Command(MemoryhubCommand):
         path = Path(data_dir) / "demo-credentials.json"
         demo = json.loads(path.read_text()) if path.exists() else {}
         if not Workspace.objects.filter(pk=demo.get("workspace_id")).exists():
-            demo = self._create()
-            path.write_text(json.dumps(demo, indent=2))
-            path.chmod(0o600)
+            # One step: credentials that could not be written leave no workspace behind.
+            try:
+                with transaction.atomic():
+                    demo = self._create()
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(json.dumps(demo, indent=2))
+                    path.chmod(0o600)
+            except OSError as exc:
+                raise CommandError(f"cannot write {path}: {exc.strerror or exc}") from exc
         self.emit(
             {key: demo[key] for key in ("workspace_id", "api_key", "username", "password")},
             "\n".join(
