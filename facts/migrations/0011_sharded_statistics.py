@@ -26,18 +26,26 @@ UNION ALL SELECT agent_id, scope, owner, '', sign FROM {rows}
 """
 
 # The shard: the transaction's (facts.shard) or, the first time, the lowest one of the first
-# memory changed that no other transaction holds; when all are held, wait for one.
+# memory changed that no other transaction holds; when all are held, wait for one (a bulk
+# load into a memory without counter rows writes in shard 0).
 _FUNCTION = """
 CREATE OR REPLACE FUNCTION facts_count_terms_{name}() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     s smallint := nullif(current_setting('facts.shard', true), '')::smallint;
+    first_agent text;
+    first_scope text;
 BEGIN
     IF s IS NULL THEN
+        SELECT agent_id, scope INTO first_agent, first_scope FROM ({changed}) c
+        ORDER BY agent_id, scope LIMIT 1;
         SELECT q.shard INTO s FROM facts_factquota q
-        WHERE (q.agent_id, q.scope) = (SELECT agent_id, scope FROM ({changed}) c
-                                       ORDER BY agent_id, scope LIMIT 1)
+        WHERE q.agent_id = first_agent AND q.scope = first_scope
         ORDER BY q.shard FOR NO KEY UPDATE SKIP LOCKED LIMIT 1;
-        s := coalesce(s, txid_current() % {shards});
+        IF s IS NULL THEN  -- every shard busy: wait for one; no counter rows yet: shard 0
+            PERFORM 1 FROM facts_factquota q
+            WHERE q.agent_id = first_agent AND q.scope = first_scope;
+            s := CASE WHEN FOUND THEN txid_current() % {shards} ELSE 0 END;
+        END IF;
         PERFORM set_config('facts.shard', s::text, true);
     END IF;
     PERFORM 1 FROM facts_factquota q
