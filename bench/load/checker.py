@@ -33,6 +33,7 @@ def check(journal: Journal, records: Mapping[str, str]) -> list[str]:
         lambda: idempotency_keys(journal, versions),
         lambda: tool_calls(journal, versions, records),
         lambda: file_edits(journal),
+        gapless_file_versions,
         lambda: record_writes(journal, records),
         lambda: ended_runs(journal),
         lambda: finished_purges(journal),
@@ -219,6 +220,28 @@ def file_edits(journal: Journal) -> list[str]:
             failures.append(
                 f"file_edits: {memory}:{path} is at version {files[(memory, path)][0]}, "
                 f"an edit was answered version {version}"
+            )
+    return failures
+
+
+def gapless_file_versions() -> list[str]:
+    """A file's kept revisions are its newest versions, each once, up to its own version
+    (older ones are pruned: ``memory.revisions_per_file``)."""
+    kept: dict[int, list[int]] = defaultdict(list)
+    for file_id, version in _rows(
+        "SELECT file_id, version FROM filememory_revision WHERE version IS NOT NULL"
+    ):
+        kept[file_id].append(version)
+    failures = []
+    for file_id, memory, path, current in _rows(
+        "SELECT id, memory_id, path, version FROM filememory_file ORDER BY id"
+    ):
+        versions = sorted(kept.get(file_id, []))
+        expected = list(range(current - len(versions) + 1, current + 1))
+        if versions != expected:
+            failures.append(
+                f"file_versions: {memory}:{path} at version {current} keeps revisions of "
+                f"versions {versions}"
             )
     return failures
 

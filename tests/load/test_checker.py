@@ -10,6 +10,9 @@ from django.db import connection
 from bench.load import checker
 from bench.load.journal import Journal, new_marker
 from facts.models import FactQuota, FactTerm, FactVersion
+from filememory.models import Revision
+from memoryhub.models import Memory
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -125,6 +128,30 @@ def test_an_acknowledged_write_missing_is_named(written, run_api):
 def test_a_lost_file_edit_is_named(written, tenant):
     written.journal.files.append(("mem_x", "notes.md", 1, "mkfilelost"))
     assert written.failures() == ["file_edits: mem_x:notes.md missing"]
+
+
+def test_a_gap_in_file_versions_is_named(tenant):
+    memory = factories.create_memory(tenant.owner, {"name": "Notes"})
+    api = tenant.api("write")
+    url = f"/api/v1/memories/{memory.id}/files/notes.md"
+    etag = api.put(url, {"content": "one\n"})["ETag"]
+    for text in ("two\n", "three\n"):
+        etag = api.put(url, {"content": text}, HTTP_IF_MATCH=etag)["ETag"]
+    assert checker.check(Journal(), records={}) == []
+    Revision.objects.filter(memory=memory, version=2).delete()
+    failures = checker.check(Journal(), records={})
+    message = f"file_versions: {memory.id}:notes.md at version 3 keeps revisions of versions"
+    assert f"{message} [1, 3]" in failures
+
+
+def test_a_wrong_byte_counter_is_named(tenant):
+    memory = factories.create_memory(tenant.owner, {"name": "Notes"})
+    url = f"/api/v1/memories/{memory.id}/files/notes.md"
+    assert tenant.api("write").put(url, {"content": "four"}).status_code == 201
+    Memory.objects.filter(pk=memory.pk).update(content_bytes=5)
+    assert checker.check(Journal(), records={}) == [
+        f"file_counters: {memory.id} content_bytes is 5, the files sum to 4"
+    ]
 
 
 def test_a_server_error_is_named(written):
