@@ -74,6 +74,8 @@ def _drive(setup: Setup, journal: Journal, agents: int, seconds: float, seed: in
         thread.start()
     for thread in threads:
         thread.join(timeout=seconds + 300)
+        if thread.is_alive():
+            journal.problem(f"{thread.name} did not stop within 300 s of its time")
     return time.monotonic() - started
 
 

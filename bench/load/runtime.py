@@ -146,6 +146,8 @@ class Runtime:
                     action()
                 self.end_run()
             self.purge()
+        except Exception as exc:  # noqa: BLE001 - a runtime that stops early fails the check
+            self.journal.problem(f"runtime {self.number} stopped: {exc!r}")
         finally:
             self.http.close()
             self.twin.close()
