@@ -45,7 +45,10 @@ class Http:
         seconds = time.perf_counter() - started
         if response.will_close:
             self._close(index)
-        parsed = json.loads(data) if data else {}
+        try:
+            parsed = json.loads(data) if data else {}
+        except ValueError:  # not the API's JSON (a proxy's page): kept for the report
+            parsed = {"raw": data[:300].decode("latin-1")}
         return Answer(response.status, parsed, response.getheader("ETag"), seconds)
 
     def _connection(self, index: int) -> http.client.HTTPConnection:

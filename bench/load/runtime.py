@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from http.client import HTTPException
 
 from bench.load.http import Answer, Http
 from bench.load.journal import Journal, new_marker
@@ -69,18 +70,18 @@ class Runtime:
     def call(
         self, operation: str, method: str, path: str, body: object = None, *,
         auth: str = "token", expect: tuple[int, ...] = (200, 201), headers: dict | None = None,
-        http: Http | None = None,
+        via: Http | None = None,
     ) -> Answer | None:  # fmt: skip
-        """The answer, timed under ``operation``; None (and a journal problem) when it is
-        neither expected nor a 4xx the caller handles."""
+        """The answer, timed under ``operation``; None, and a problem in the journal, when
+        its status is not one of ``expect`` or none came."""
         sent = dict(headers or {})
         if auth == "token":
             sent["x-agentos-run-token"] = self.token
         else:
             sent["Authorization"] = f"Bearer {auth}"
         try:
-            answer = (http or self.http).request(method, path, body, sent)
-        except OSError as exc:
+            answer = (via or self.http).request(method, path, body, sent)
+        except (OSError, HTTPException) as exc:
             self.journal.problem(f"{operation}: {method} {path}: no answer ({exc})")
             return None
         self.journal.timed(operation, answer.seconds)
@@ -104,7 +105,7 @@ class Runtime:
         answers: list[Answer | None] = [None, None]
 
         def send_repeat() -> None:
-            answers[1] = self.call(repeat, "POST", path, body, expect=expect, http=self.twin)
+            answers[1] = self.call(repeat, "POST", path, body, expect=expect, via=self.twin)
 
         self.twin.turn = self.http.turn + 1  # the other web process
         racing = threading.Thread(target=send_repeat)
