@@ -56,7 +56,6 @@ def prepare(running: Cluster) -> Setup:
         FILES,
         records,
         provider,
-        fact_pool={agent: [] for agent in agents},
     )
 
 

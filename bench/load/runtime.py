@@ -34,7 +34,8 @@ class Setup:
     files: list[str]  # paths every runtime edits, so that edits collide (412s)
     record_memory: str
     provider: str
-    fact_pool: dict[str, list[int]] = field(default_factory=dict)  # agent -> shared fact pks
+    # (agent, "notes/" or an end user) -> facts there, which several runtimes replace
+    fact_pool: dict[tuple[str, str], list[int]] = field(default_factory=dict)
 
 
 def _pk(public_id: str) -> int:
@@ -47,12 +48,13 @@ class Runtime:
         self.random = random.Random(seed)
         self.http = Http(setup.bases)
         self.twin = Http(setup.bases)  # for a repeat sent while the original is under way
-        self.agent = setup.agents[number % len(setup.agents)]
-        self.user = f"user-{number}"
+        # Runtimes come in pairs on one agent and one end user, so that each user's folder
+        # has two writers at once too.
+        self.agent = setup.agents[number // 2 % len(setup.agents)]
+        self.user = f"user-{number // 2}"
         self.thread = ""
         self.run = ""
         self.token = ""
-        self.own_facts: list[int] = []
         self.operations: list[tuple[int, Callable[[], None]]] = [
             (3, self.search),
             (3, self.save),
@@ -163,7 +165,13 @@ class Runtime:
         return True
 
     def end_run(self) -> None:
-        if self.call("end_run", "POST", f"/api/v1/runs/{self.run}/end", {}) is not None:
+        """Ended by its token; now and then twice (ending twice is fine: README)."""
+        url = f"/api/v1/runs/{self.run}/end"
+        if self.random.random() < 0.25:
+            answers = self.twice("end_run", url, {}, expect=(200,))
+        else:
+            answers = [self.call("end_run", "POST", url, {}, expect=(200,))]
+        if any(answer is not None for answer in answers):
             self.journal.add("runs", self.run)
 
     # --- facts -------------------------------------------------------------------------
@@ -182,18 +190,19 @@ class Runtime:
         fact = self._save("save", {"path": path, "text": self.text(marker)})
         if fact is not None:
             self.journal.add("facts", (_pk(fact["id"]), fact["version"], marker))
-            pool = self.own_facts if path != "notes/" else self.setup.fact_pool[self.agent]
             with self.journal.lock:
-                pool.append(_pk(fact["id"]))
+                self._pool(path).append(_pk(fact["id"]))
+
+    def _pool(self, path: str) -> list[int]:
+        folder = "notes/" if path == "notes/" else self.user
+        return self.setup.fact_pool.setdefault((self.agent, folder), [])
 
     def replace(self) -> None:
-        """A new version of a shared fact (other runtimes of the agent replace it too), or of
-        one in the own folder."""
+        """A new version of a recent fact of the agent's shared folder or of the end user's
+        folder: other runtimes replace the same facts at the same time."""
         with self.journal.lock:
-            shared = list(self.setup.fact_pool[self.agent][-20:])
-        choices = [(pk, "notes/") for pk in shared] + [
-            (pk, "users/{user}/") for pk in self.own_facts[-20:]
-        ]
+            choices = [(pk, path) for path in ("notes/", "users/{user}/")
+                       for pk in self._pool(path)[-20:]]  # fmt: skip
         if not choices:
             return self.save()
         pk, path = self.random.choice(choices)
