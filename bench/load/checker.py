@@ -36,7 +36,7 @@ def check(journal: Journal, records: Mapping[str, str]) -> list[str]:
         gapless_file_versions,
         lambda: record_writes(journal, records),
         lambda: ended_runs(journal),
-        lambda: finished_purges(journal),
+        lambda: finished_purges(journal, records),
     ]
     return [failure for one in checks for failure in one()]
 
@@ -268,13 +268,17 @@ def ended_runs(journal: Journal) -> list[str]:
     return [f"runs: {run} was ended but is not" for run in journal.runs if run not in ended]
 
 
-def finished_purges(journal: Journal) -> list[str]:
+def finished_purges(journal: Journal, records: Mapping[str, str]) -> list[str]:
+    """Each deleted record memory's purge is done, and mem0 no longer holds its record."""
     if not journal.purges:
         return []
-    jobs = PurgeJob.objects.filter(memory_id__in=journal.purges)
-    done = dict(jobs.values_list("memory_id", "status"))
-    return [
-        f"purges: {memory} is {done.get(memory, 'without a purge job')}"
-        for memory in journal.purges
-        if done.get(memory) != "done"
-    ]
+    memories = [memory for memory, _ in journal.purges]
+    done = dict(PurgeJob.objects.filter(memory_id__in=memories).values_list("memory_id", "status"))
+    left = _marker_counts(list(records.values()), {marker for _, marker in journal.purges})
+    failures = []
+    for memory, marker in journal.purges:
+        if done.get(memory) != "done":
+            failures.append(f"purges: {memory} is {done.get(memory, 'without a purge job')}")
+        if left[marker]:
+            failures.append(f"purges: mem0 still holds the record {marker} of {memory}")
+    return failures

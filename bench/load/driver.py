@@ -82,7 +82,7 @@ def _wait_for_purges(journal: Journal) -> None:
     from records.models import PurgeJob
 
     deadline = time.monotonic() + PURGES_WITHIN
-    jobs = PurgeJob.objects.filter(memory_id__in=journal.purges)
+    jobs = PurgeJob.objects.filter(memory_id__in=[memory for memory, _ in journal.purges])
     while jobs.exclude(status="done").exists() and time.monotonic() < deadline:
         time.sleep(0.5)
 

@@ -31,7 +31,8 @@ class Journal:
     # (memory id, record id or "" when a tool answered it, marker) of each record write
     records: list[tuple[str, str, str]] = field(default_factory=list)
     runs: list[str] = field(default_factory=list)  # runs whose end was acknowledged
-    purges: list[str] = field(default_factory=list)  # record memories deleted
+    # (memory id, marker of its record) of each record memory deleted: mem0 must lose it
+    purges: list[tuple[str, str]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # 5xx, lost answers, wrong repeats
     timings: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     retries: dict[str, int] = field(default_factory=lambda: defaultdict(int))

@@ -354,8 +354,8 @@ class Runtime:
         memory = self.call("purge", "POST", "/api/v1/memories", body, auth=key, expect=(201,))
         if memory is None:
             return
-        url = f"/api/v1/memories/{memory.body['id']}"
-        self.call("record_write", "POST", url + "/records", {"text": "scratch"},
+        url, marker = f"/api/v1/memories/{memory.body['id']}", new_marker("scratch")
+        self.call("record_write", "POST", url + "/records", {"text": self.text(marker)},
                   auth=key, expect=(201,))  # fmt: skip
         deleted = self.call(
             "purge",
@@ -366,4 +366,4 @@ class Runtime:
             headers={"If-Match": memory.etag or memory.body.get("etag", "*")},
         )
         if deleted is not None:
-            self.journal.add("purges", memory.body["id"])
+            self.journal.add("purges", (memory.body["id"], marker))

@@ -160,3 +160,12 @@ def test_a_wrong_byte_counter_is_named(tenant):
 def test_a_server_error_is_named(written):
     written.journal.problem("save: POST /v0/memory/facts answered 500: {}")
     assert written.failures() == ["server: save: POST /v0/memory/facts answered 500: {}"]
+
+
+def test_an_unfinished_purge_is_named(written):
+    written.journal.purges.append(("mem_gone", "mkscratchleft"))
+    records = {"rec-1": "tea mkscratchleft"}
+    assert checker.check(written.journal, records) == [
+        "purges: mem_gone is without a purge job",
+        "purges: mem0 still holds the record mkscratchleft of mem_gone",
+    ]
