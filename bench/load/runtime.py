@@ -165,7 +165,8 @@ class Runtime:
         return True
 
     def end_run(self) -> None:
-        """Ended by its token; now and then twice (ending twice is fine: README)."""
+        """Ended by its token, now and then twice (ending twice is fine: README); a write with
+        the token afterwards is refused."""
         url = f"/api/v1/runs/{self.run}/end"
         if self.random.random() < 0.25:
             answers = self.twice("end_run", url, {}, expect=(200,))
@@ -173,6 +174,9 @@ class Runtime:
             answers = [self.call("end_run", "POST", url, {}, expect=(200,))]
         if any(answer is not None for answer in answers):
             self.journal.add("runs", self.run)
+            # The next call goes to the other web process: it must know the run ended.
+            body = {"path": "notes/", "text": self.text(new_marker("late"))}
+            self.call("write_after_end", "POST", "/v0/memory/facts", body, expect=(401,))
 
     # --- facts -------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.slow
 OPERATIONS = {
     "accept_run", "end_run", "search", "save", "replace", "keyed_save", "keyed_save_repeat",
     "file_edit", "file_tool", "fact_tool", "record_tool", "record_write", "purge",
+    "write_after_end",
 }  # fmt: skip
 ACKNOWLEDGED = {"facts", "keys", "tool_calls", "files", "records", "runs", "purges"}
 
