@@ -57,7 +57,7 @@ def _name(pk: int) -> str:
 
 
 def _marker_counts(texts: list[str], markers: set[str]) -> Counter:
-    """How many of ``texts`` hold each marker (markers are whole words)."""
+    """How often each marker occurs in ``texts`` (markers are whole words)."""
     found: Counter = Counter()
     for text in texts:
         for word in text.split():
@@ -170,19 +170,15 @@ def idempotency_keys(journal: Journal, versions: list[tuple]) -> list[str]:
 
 def tool_calls(journal: Journal, versions: list[tuple], records: Mapping[str, str]) -> list[str]:
     """Each acknowledged tool call is recorded once, done, and its write happened once."""
-    recorded = Counter(
-        (run, call) for run, call in _rows("SELECT run_id, call_id FROM threads_toolcall")
-    )
-    status = dict(((run, call), s) for run, call, s in _rows(
-        "SELECT run_id, call_id, status FROM threads_toolcall"
-    ))  # fmt: skip
+    rows = _rows("SELECT run_id, call_id, status FROM threads_toolcall")
+    recorded = Counter((run, call) for run, call, _ in rows)
+    status = {(run, call): state for run, call, state in rows}
     markers = {marker for *_, marker in journal.tool_calls}
     texts = {
         "fact": [text for _, _, text, *_ in versions],
-        "file": [line for (content,) in _rows("SELECT content FROM filememory_file")
-                 for line in content.splitlines()],
+        "file": [content for (content,) in _rows("SELECT content FROM filememory_file")],
         "record": list(records.values()),
-    }  # fmt: skip
+    }
     held = {kind: _marker_counts(found, markers) for kind, found in texts.items()}
     failures = []
     for (run, call), n in sorted(recorded.items()):
