@@ -226,11 +226,11 @@ class Runtime:
         first, again = (answer.body for answer in answers)
         self.journal.add("facts", (_pk(first["id"]), first["version"], marker))
         self.journal.add("keys", (self.run, key, _pk(first["id"]), first["version"]))
-        if again is not None and (again["id"], again["version"]) != (first["id"], first["version"]):
+        if (again["id"], again["version"]) != (first["id"], first["version"]):
             self.journal.problem(f"keyed_save: {key} answered {first['id']} then {again['id']}")
 
     def fact_tool(self) -> None:
-        """save_memory through the facts tools; every other call is sent twice."""
+        """save_memory through the facts tools; half the calls are sent twice."""
         marker, call_id = new_marker("ftool"), f"call_{uuid.uuid4().hex[:12]}"
         tool_call = {
             "id": call_id,
