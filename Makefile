@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 MEM0_STAMP := $(VENV)/.installed-mem0
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: install run manage test fuzz lint format bench screenshots chromium nginx clean
+.PHONY: install run manage test fuzz lint format bench load screenshots chromium nginx clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -73,6 +73,12 @@ format: $(STAMP)
 ## Benchmarks: figures go to bench/results.json.
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m memoryhub.embedded $(BIN)/python -m bench $(BENCH_ARGS)
+
+## Load: simulated agent runtimes against two web processes and two Celery workers for a
+## bounded time, then a check of the database; figures under "load" in bench/results.json.
+LOAD_ARGS ?= --agents 8 --seconds 60
+load: $(STAMP)
+	$(BIN)/python -m memoryhub.embedded $(BIN)/python -m bench.load $(LOAD_ARGS)
 
 ## PNGs of the panel's main pages, from the browser tests on the demo data.
 SCREENSHOTS ?= docs/screenshots
