@@ -63,25 +63,53 @@ class Fault:
     def up(self) -> None:
         raise NotImplementedError
 
+    def finish(self) -> None:
+        """Waits for what ``down`` left running, once the run is over."""
+
     def failures(self) -> list[str]:
         return []
 
 
 class PostgresRestart(Fault):
+    """PostgreSQL stopped and started. A keyed save sent during the outage is refused, and
+    sent again with its key until it is answered: the checker then finds one version."""
+
     dependency = healthz = "database"
 
     def down(self, journal: Journal) -> None:
+        self.journal, self.writer = journal, Runtime(97, self.setup, journal, seed=97)
+        self.writer.start()
+        self.writer.accept_run()
         self.postgres.stop()
+        self.saving = threading.Thread(target=self.writer.keyed_save)
+        self.saving.start()
 
     def up(self) -> None:
         self.postgres.start()
 
+    def finish(self) -> None:
+        self.saving.join()
+        self.writer.http.close()
+        self.writer.twin.close()
+
+    def failures(self) -> list[str]:
+        if not self.journal.resent_keys:
+            return ["postgres: no keyed save refused during the outage was sent again"]
+        return []
+
 
 class RedisRestart(Fault):
+    """Redis stopped (its queued messages lost: no persistence) and started. A record
+    memory deleted meanwhile answers 204: its purge waits in the outbox, and beat's sweep
+    sends it once the broker is back."""
+
     dependency = healthz = "broker"
 
     def down(self, journal: Journal) -> None:
         self.redis.stop()
+        before = len(journal.purges)
+        Runtime(98, self.setup, journal, seed=98).purge()
+        self.figures["deleted_during_outage"] = len(journal.purges) - before
 
     def up(self) -> None:
         self.redis.start()
@@ -197,6 +225,7 @@ class Probe(threading.Thread):
         super().__init__(daemon=True)
         self.bases, self.journal = bases, journal
         self.seen: dict[str, Counter] = {}
+        self.slowest: dict[str, float] = {}
         self.stopping = threading.Event()
         self.healthy_at: float | None = None  # first 200 after the fault ended
 
@@ -204,6 +233,7 @@ class Probe(threading.Thread):
         turn = 0
         while not self.stopping.wait(0.5):
             turn += 1
+            started = time.monotonic()
             try:
                 answer = requests.get(self.bases[turn % len(self.bases)] + "/healthz", timeout=30)
                 failed = [k for k, v in answer.json()["checks"].items() if v != "ok"]
@@ -212,6 +242,8 @@ class Probe(threading.Thread):
                 seen = "no answer"
             phase = self.journal.phase
             self.seen.setdefault(phase, Counter())[seen] += 1
+            took = time.monotonic() - started
+            self.slowest[phase] = max(self.slowest.get(phase, 0.0), took)
             if phase in ("recovering", "after") and seen == "200" and self.healthy_at is None:
                 self.healthy_at = time.monotonic()
 
@@ -230,6 +262,7 @@ def _inject(fault: Fault, journal: Journal, at: float, timeline: dict) -> None:
         journal.phase = "recovering"
     time.sleep(RECOVER_WITHIN)
     journal.phase = "after"
+    fault.finish()
 
 
 def _phase_failures(fault: Fault, journal: Journal, probe: Probe) -> list[str]:
@@ -242,8 +275,8 @@ def _phase_failures(fault: Fault, journal: Journal, probe: Probe) -> list[str]:
             wrong = seen.startswith("5") and seen != documented
             if wrong or (outage and phase in ("before", "after")):
                 failures.append(f"{phase}: the API answered {seen} ({n} times)")
-        if journal.slowest[phase] > ANSWER_WITHIN:
-            failures.append(f"{phase}: an answer took {journal.slowest[phase]:.1f} s")
+        if max(journal.slowest[phase], probe.slowest.get(phase, 0)) > ANSWER_WITHIN:
+            failures.append(f"{phase}: an answer took more than {ANSWER_WITHIN} s")
     if not any(s.startswith("2") for s in journal.answers.get("after", {})):
         failures.append("after: no call succeeded once the dependency was back")
     during = probe.seen.get("during", Counter())
@@ -261,6 +294,7 @@ def _report(fault: Fault, journal: Journal, probe: Probe, timeline: dict) -> dic
             "answers": dict(journal.answers.get(phase, {}).most_common()),
             "slowest_ms": round(journal.slowest.get(phase, 0) * 1000),
             "healthz": dict(probe.seen.get(phase, {})),
+            "healthz_slowest_ms": round(probe.slowest.get(phase, 0) * 1000),
         }
         for phase in ("before", "during", "recovering", "after")
     }

@@ -55,7 +55,7 @@ def label(answer: Answer) -> str:
     error = _error(answer)
     if not error or (answer.status < 500 and answer.status != 409):
         return str(answer.status)
-    detail = error.get("dependency") or error.get("reason") or ""
+    detail = error.get("dependency" if answer.status == 503 else "reason") or ""
     return " ".join(str(part) for part in (answer.status, error.get("code"), detail) if part)
 
 
@@ -302,7 +302,8 @@ class Runtime:
         else:
             answers = [self.call("fact_tool", "POST", "/v0/memory/tools/call", body)]
         content = self._same_content("fact_tool", call_id, answers)
-        if content is None and self.outage_seen or str(content).startswith(OUTAGE_CONTENT):
+        refused = self.outage_seen and all(answer is None for answer in answers)
+        if refused or str(content).startswith(OUTAGE_CONTENT):
             self.journal.add("refused", ("fact", marker))
         if content is None or content.startswith("error:"):
             return
@@ -317,10 +318,10 @@ class Runtime:
         # A record tool's repeat that meets its original still at mem0 may not know the
         # outcome (README): it says so instead of adding the record again.
         unknown = (OUTCOME_UNKNOWN, *OUTAGE_CONTENT) if self.journal.outages else OUTCOME_UNKNOWN
-        known = [c for c in contents if not c.startswith(unknown)] or contents
+        known = [c for c in contents if not c.startswith(unknown)]
         if len(set(known)) > 1:
             self.journal.problem(f"{operation}: {call_id} sent twice answered {contents}")
-        return known[0]
+        return (known or contents)[0]
 
     # --- files -------------------------------------------------------------------------
 
