@@ -45,8 +45,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _faults(args: argparse.Namespace, results: dict) -> int:
-    from bench.load.faults import NAMES, run_fault
+    from bench.load.faults import MIN_SECONDS, NAMES, run_fault
 
+    if args.seconds < MIN_SECONDS:
+        raise SystemExit(f"--fault needs --seconds {MIN_SECONDS:g} or more (the outage and after)")
     failed = 0
     for name in NAMES if args.fault == "all" else [args.fault]:
         figures = run_fault(name, args.agents, args.seconds, args.seed)

@@ -43,6 +43,8 @@ FAST_PURGES = {"MEMORYHUB_PURGE_SWEEP_SECONDS": "1", "MEMORYHUB_PURGE_LEASE_SECO
 # The record memory's provider gives up on a hung mem0 after this (config read_timeout).
 MEM0_TIMEOUTS = {"connect_timeout": 2, "read_timeout": 3}
 NAMES = ("redis", "postgres", "worker", "mem0")
+# A third of the run before, the outage, the recovery, and a few seconds after.
+MIN_SECONDS = 1.5 * (OUTAGE + RECOVER_WITHIN) + 4
 
 
 class Fault:
