@@ -133,7 +133,7 @@ def cluster(
                     env,
                     logs / f"worker-{n}.log",
                 )
-            )  # fmt: skip
+            )
             for n in range(workers)
         ]
         if beat:
