@@ -81,7 +81,7 @@ class Runtime:
         self.thread = ""
         self.run = ""
         self.token = ""
-        self.outage_seen = False  # an outage answer since the last keyed save began
+        self.outage_seen = False  # an outage answer since a write reset this (fault runs)
         self.operations: list[tuple[int, Callable[[], None]]] = [
             (3, self.search),
             (3, self.save),
@@ -316,7 +316,8 @@ class Runtime:
             return None
         contents = [answer.body["content"] for answer in answers]
         # A record tool's repeat that meets its original still at mem0 may not know the
-        # outcome (README): it says so instead of adding the record again.
+        # outcome (README): it says so instead of adding the record again. In a fault run
+        # one of the two may also be refused (the dependency down) while the other is done.
         unknown = (OUTCOME_UNKNOWN, *OUTAGE_CONTENT) if self.journal.outages else OUTCOME_UNKNOWN
         known = [c for c in contents if not c.startswith(unknown)]
         if len(set(known)) > 1:
