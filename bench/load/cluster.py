@@ -32,6 +32,7 @@ class Cluster:
     mem0: object  # tests.records.fakes.mem0.OssServer
     logs: Path  # each process's stderr, for a failed run
     workers: list[subprocess.Popen]  # the Celery workers (a fault run kills one)
+    servers: list[subprocess.Popen]  # the web processes
 
 
 def _environment(database_url: str, redis_url: str, secret: str) -> dict[str, str]:
@@ -138,7 +139,7 @@ def cluster(
         ]
         if beat:
             stack.enter_context(_process(_celery("beat", "", logs), env, logs / "beat.log"))
-        bases = []
+        bases, servers = [], []
         for n in range(web):
             port, log = free_port(), logs / f"web-{n}.log"
             server = stack.enter_context(_process(
@@ -147,5 +148,6 @@ def cluster(
                 env, log,
             ))  # fmt: skip
             bases.append(f"http://127.0.0.1:{port}")
+            servers.append(server)
             _wait_until_up(bases[-1], server, log)
-        yield Cluster(bases, mem0, logs, celery)
+        yield Cluster(bases, mem0, logs, celery, servers)

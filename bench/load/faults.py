@@ -290,6 +290,14 @@ def _phase_failures(fault: Fault, journal: Journal, probe: Probe) -> list[str]:
     return failures
 
 
+def _restarted(running: Cluster, fault: Fault) -> list[str]:
+    """Recovery by itself: every process but the killed worker is the one that started."""
+    killed = fault.figures.get("killed_worker")
+    alive = [*running.servers, *(w for n, w in enumerate(running.workers) if n != killed)]
+    ended = [process for process in alive if process.poll() is not None]
+    return [f"restart: {p.args[2:5]} ended (code {p.returncode})" for p in ended]
+
+
 def _report(fault: Fault, journal: Journal, probe: Probe, timeline: dict) -> dict:
     phases = {
         phase: {
@@ -342,6 +350,7 @@ def run_fault(name: str, agents: int, seconds: float, seed: int = 1) -> dict:
             *checker.check(journal, stored),
             *_phase_failures(fault, journal, probe),
             *fault.failures(),
+            *_restarted(running, fault),
         ]
         return {
             "fault": name,
