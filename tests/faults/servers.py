@@ -63,8 +63,10 @@ class Postgres:
         self.running = True
 
     def cleanup(self) -> None:
-        if not self.running:
-            self.start()  # so that pgserver's own cleanup finds it as it left it
+        # Stopped here: pgserver's own cleanup only stops the postmaster it started, so one
+        # started again by ``start`` would outlive the test.
+        if self.running:
+            self.stop()
         self.server.cleanup()
 
 
