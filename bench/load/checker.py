@@ -37,6 +37,7 @@ def check(journal: Journal, records: Mapping[str, str]) -> list[str]:
         lambda: record_writes(journal, records),
         lambda: ended_runs(journal),
         lambda: finished_purges(journal, records),
+        lambda: refused_writes(journal, versions),
     ]
     return [failure for one in checks for failure in one()]
 
@@ -278,3 +279,22 @@ def finished_purges(journal: Journal, records: Mapping[str, str]) -> list[str]:
         if left[marker]:
             failures.append(f"purges: mem0 still holds the record {marker} of {memory}")
     return failures
+
+
+def refused_writes(journal: Journal, versions: list[tuple]) -> list[str]:
+    """A write answered as refused by an outage (503 ``unavailable``) did nothing: its text
+    is in no fact version and no file. (A keyed save refused and sent again with its key is
+    checked by ``idempotency_keys``: one version.)"""
+    if not journal.refused:
+        return []
+    markers = {marker for _, marker in journal.refused}
+    texts = {
+        "fact": [text for _, _, text, *_ in versions],
+        "file": [content for (content,) in _rows("SELECT content FROM filememory_file")],
+    }
+    held = {kind: _marker_counts(found, markers) for kind, found in texts.items()}
+    return [
+        f"refused_writes: the {kind} write {marker} was answered 503 but is stored"
+        for kind, marker in journal.refused
+        if held[kind][marker]
+    ]

@@ -31,6 +31,8 @@ class Cluster:
     bases: list[str]  # the web processes' URLs
     mem0: object  # tests.records.fakes.mem0.OssServer
     logs: Path  # each process's stderr, for a failed run
+    workers: list[subprocess.Popen]  # the Celery workers (a fault run kills one)
+    servers: list[subprocess.Popen]  # the web processes
 
 
 def _environment(database_url: str, redis_url: str, secret: str) -> dict[str, str]:
@@ -100,26 +102,44 @@ def fresh_database(name: str) -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def _celery(command: str, name: str, logs: Path) -> list[str]:
+    common = [sys.executable, "-m", "celery", "-A", "memoryhub", command, "--loglevel=WARNING"]
+    if command == "beat":
+        return [*common, "--schedule", str(logs / "celerybeat-schedule")]
+    return [*common, "--pool=solo", "--without-heartbeat", "--without-mingle",
+            "--without-gossip", "-n", name]  # fmt: skip
+
+
 @contextmanager
-def cluster(redis_url: str, web: int = 2, workers: int = 2) -> Iterator[Cluster]:
-    """Everything running on a fresh database; Django in this process points at it too."""
+def cluster(
+    redis_url: str, web: int = 2, workers: int = 2, *, database_url: str | None = None,
+    env: dict[str, str] | None = None, beat: bool = False,
+) -> Iterator[Cluster]:  # fmt: skip
+    """Everything running on a fresh database (or on ``database_url``, which Django in this
+    process already points at); Django in this process points at it too. ``env`` adds
+    settings; ``beat`` adds the one beat process (a fault run's purges need its sweep)."""
     from tests.deploy.servers import GUNICORN
     from tests.records.fakes.mem0 import OssServer
 
     logs = Path(tempfile.mkdtemp(prefix="memoryhub-load-"))
     with ExitStack() as stack:
-        url = stack.enter_context(fresh_database(f"mh_load_run_{os.getpid()}"))
+        url = database_url or stack.enter_context(fresh_database(f"mh_load_run_{os.getpid()}"))
         mem0 = OssServer(api_key=MEM0_KEY, admin_key=MEM0_ADMIN_KEY).start()
         stack.callback(mem0.stop)
-        env = _environment(url, redis_url, secrets.token_urlsafe(32))
-        for n in range(workers):
-            stack.enter_context(_process(
-                [sys.executable, "-m", "celery", "-A", "memoryhub", "worker", "--pool=solo",
-                 "--loglevel=WARNING", "--without-heartbeat", "--without-mingle",
-                 "--without-gossip", "-n", f"load-{os.getpid()}-{n}@%h"],
-                env, logs / f"worker-{n}.log",
-            ))  # fmt: skip
-        bases = []
+        env = {**_environment(url, redis_url, secrets.token_urlsafe(32)), **(env or {})}
+        celery = [
+            stack.enter_context(
+                _process(
+                    _celery("worker", f"load-{os.getpid()}-{n}@%h", logs),
+                    env,
+                    logs / f"worker-{n}.log",
+                )
+            )
+            for n in range(workers)
+        ]
+        if beat:
+            stack.enter_context(_process(_celery("beat", "", logs), env, logs / "beat.log"))
+        bases, servers = [], []
         for n in range(web):
             port, log = free_port(), logs / f"web-{n}.log"
             server = stack.enter_context(_process(
@@ -128,5 +148,6 @@ def cluster(redis_url: str, web: int = 2, workers: int = 2) -> Iterator[Cluster]
                 env, log,
             ))  # fmt: skip
             bases.append(f"http://127.0.0.1:{port}")
+            servers.append(server)
             _wait_until_up(bases[-1], server, log)
-        yield Cluster(bases, mem0, logs)
+        yield Cluster(bases, mem0, logs, celery, servers)

@@ -25,9 +25,10 @@ def _created(http: Http, key: str, path: str, body: dict) -> dict:
     return answer.body
 
 
-def prepare(running: Cluster) -> Setup:
+def prepare(running: Cluster, provider_config: dict | None = None) -> Setup:
     """A workspace (its keys made here, as an operator's ``create_api_key`` would), and over
-    the API two agents, a file memory with shared files and a record memory on mem0."""
+    the API two agents, a file memory with shared files and a record memory on mem0
+    (``provider_config`` adds to its provider's config: timeouts)."""
     from memoryhub.services.workspaces import create_api_key, create_workspace
 
     workspace = create_workspace("Load")
@@ -40,8 +41,9 @@ def prepare(running: Cluster) -> Setup:
     files = _created(http, write_key, "/api/v1/memories", {"name": "Team notes"})["id"]
     for path in FILES:
         _created(http, write_key, f"/api/v1/memories/{files}/files/{path}", {"content": ""})
+    config = {"base_url": running.mem0.url, **(provider_config or {})}
     provider = _created(http, write_key, "/api/v1/memory-providers", {
-        "type": "mem0_oss", "name": "local mem0", "config": {"base_url": running.mem0.url},
+        "type": "mem0_oss", "name": "local mem0", "config": config,
         "credential": {"api_key": MEM0_KEY, "admin_api_key": MEM0_ADMIN_KEY},
     })["id"]  # fmt: skip
     body = {"name": "People", "type": "mem0_oss", "provider_id": provider}
@@ -59,7 +61,7 @@ def prepare(running: Cluster) -> Setup:
     )
 
 
-def _drive(setup: Setup, journal: Journal, agents: int, seconds: float, seed: int) -> float:
+def drive(setup: Setup, journal: Journal, agents: int, seconds: float, seed: int) -> float:
     """The runtimes, each in a thread, until ``seconds`` have passed; answers the time."""
     runtimes = [Runtime(n, setup, journal, seed + n) for n in range(agents)]
     for runtime in runtimes:
@@ -78,7 +80,7 @@ def _drive(setup: Setup, journal: Journal, agents: int, seconds: float, seed: in
     return time.monotonic() - started
 
 
-def _wait_for_purges(journal: Journal) -> None:
+def wait_for_purges(journal: Journal) -> None:
     from records.models import PurgeJob
 
     deadline = time.monotonic() + PURGES_WITHIN
@@ -111,8 +113,8 @@ def run(redis_url: str, agents: int, seconds: float, seed: int = 1) -> dict:
     journal = Journal()
     with cluster(redis_url) as running:
         setup = prepare(running)
-        elapsed = _drive(setup, journal, agents, seconds, seed)
-        _wait_for_purges(journal)
+        elapsed = drive(setup, journal, agents, seconds, seed)
+        wait_for_purges(journal)
         stored = {pk: record["memory"] for pk, record in dict(running.mem0.records).items()}
         failures = checker.check(journal, stored)
     return {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 
@@ -34,6 +34,17 @@ class Journal:
     # (memory id, marker of its record) of each record memory deleted: mem0 must lose it
     purges: list[tuple[str, str]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # 5xx, lost answers, wrong repeats
+    # A fault run (--fault) expects the documented outage answers (503 ``unavailable``,
+    # 409 ``write_unconfirmed``): they are counted, not problems, and never acknowledged.
+    outages: bool = False
+    # (kind: fact|file, marker) of each write answered so: it must not be stored
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    # (run id, key) of each keyed save refused, then sent again with the same key
+    resent_keys: list[tuple[str, str]] = field(default_factory=list)
+    phase: str = "run"  # before / during / after a fault
+    # phase -> what the API answered ("201", "503 unavailable database", "no answer")
+    answers: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    slowest: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     timings: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     retries: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -41,6 +52,11 @@ class Journal:
     def add(self, kind: str, entry: object) -> None:
         with self.lock:
             getattr(self, kind).append(entry)
+
+    def answered(self, label: str, seconds: float) -> None:
+        with self.lock:
+            self.answers[self.phase][label] += 1
+            self.slowest[self.phase] = max(self.slowest[self.phase], seconds)
 
     def timed(self, operation: str, seconds: float) -> None:
         with self.lock:

@@ -19,6 +19,9 @@ from bench.load.journal import Journal, new_marker
 WORDS = ["tea", "coffee", "invoice", "refund", "shipping", "parcel"]
 WORDS += ["çağrı", "şirket", "müdür", "Ayşe", "crème"]  # folded by the search
 OUTCOME_UNKNOWN = "error: outcome_unknown"
+# What a tool answers while a dependency is down (README, Errors): nothing was done.
+OUTAGE_CONTENT = ("error: unavailable", "error: write_unconfirmed")
+RESEND_WITHIN = 60  # seconds a keyed save refused during an outage is sent again
 FILE_RETRIES = 50  # a shared file under contention: tries before giving up on one edit
 
 
@@ -42,6 +45,29 @@ def _pk(public_id: str) -> int:
     return int(str(public_id).removeprefix("m_"))
 
 
+def _error(answer: Answer) -> dict:
+    error = answer.body.get("error") if isinstance(answer.body, dict) else None
+    return error if isinstance(error, dict) else {}
+
+
+def label(answer: Answer) -> str:
+    """The status, with the envelope's code and dependency or reason where a fault shows."""
+    error = _error(answer)
+    if not error or (answer.status < 500 and answer.status != 409):
+        return str(answer.status)
+    detail = error.get("dependency" if answer.status == 503 else "reason") or ""
+    return " ".join(str(part) for part in (answer.status, error.get("code"), detail) if part)
+
+
+def is_outage(answer: Answer) -> bool:
+    """The documented answers of a dependency that is down: 503 ``unavailable``, or 409
+    ``write_unconfirmed`` for a write whose backend never confirmed it."""
+    error = _error(answer)
+    return (answer.status, error.get("code")) == (503, "unavailable") or (
+        answer.status == 409 and error.get("reason") == "write_unconfirmed"
+    )
+
+
 class Runtime:
     def __init__(self, number: int, setup: Setup, journal: Journal, seed: int) -> None:
         self.number, self.setup, self.journal = number, setup, journal
@@ -55,6 +81,7 @@ class Runtime:
         self.thread = ""
         self.run = ""
         self.token = ""
+        self.outage_seen = False  # an outage answer since a write reset this (fault runs)
         self.operations: list[tuple[int, Callable[[], None]]] = [
             (3, self.search),
             (3, self.save),
@@ -81,12 +108,18 @@ class Runtime:
             sent["x-agentos-run-token"] = self.token
         else:
             sent["Authorization"] = f"Bearer {auth}"
+        started = time.perf_counter()
         try:
             answer = (via or self.http).request(method, path, body, sent)
         except (OSError, HTTPException) as exc:
+            self.journal.answered("no answer", time.perf_counter() - started)
             self.journal.problem(f"{operation}: {method} {path}: no answer ({exc})")
             return None
+        self.journal.answered(label(answer), answer.seconds)
         self.journal.timed(operation, answer.seconds)
+        if answer.status not in expect and self.journal.outages and is_outage(answer):
+            self.outage_seen = True
+            return None
         if answer.status not in expect:
             self.journal.problem(
                 f"{operation}: {method} {path} answered {answer.status}: "
@@ -185,7 +218,10 @@ class Runtime:
         self.call("search", "POST", "/v0/memory/search", body)
 
     def _save(self, operation: str, body: dict, expect: tuple[int, ...] = (201,)) -> dict | None:
+        self.outage_seen = False
         answer = self.call(operation, "POST", "/v0/memory/facts", body, expect=expect)
+        if answer is None and self.outage_seen:
+            self.journal.add("refused", ("fact", body["text"].split()[-1]))
         return None if answer is None else answer.body
 
     def save(self) -> None:
@@ -220,7 +256,11 @@ class Runtime:
         """A save with an idempotency key, sent twice: both answer the one fact saved."""
         marker, key = new_marker("key"), f"key-{uuid.uuid4().hex[:12]}"
         body = {"path": self.path(), "text": self.text(marker), "key": key}
+        self.outage_seen = False
         answers = self.twice("keyed_save", "/v0/memory/facts", body)
+        if None in answers and self.outage_seen:
+            kept = [self.resend(body), *[a for a in answers if a is not None]]
+            answers = kept if len(kept) == 2 else kept * 2
         if None in answers:
             return
         first, again = (answer.body for answer in answers)
@@ -228,6 +268,21 @@ class Runtime:
         self.journal.add("keys", (self.run, key, _pk(first["id"]), first["version"]))
         if (again["id"], again["version"]) != (first["id"], first["version"]):
             self.journal.problem(f"keyed_save: {key} answered {first['id']} then {again['id']}")
+
+    def resend(self, body: dict) -> Answer | None:
+        """A keyed save refused during an outage, sent again with its key until it is
+        answered: the service must have written nothing for the refusal (one version)."""
+        deadline = time.monotonic() + RESEND_WITHIN
+        while time.monotonic() < deadline:
+            self.outage_seen = False
+            answer = self.call("keyed_save_resent", "POST", "/v0/memory/facts", body)
+            if answer is not None or not self.outage_seen:
+                if answer is not None:
+                    self.journal.add("resent_keys", (self.run, body["key"]))
+                return answer
+            time.sleep(0.5)
+        self.journal.problem(f"keyed_save: {body['key']} refused for {RESEND_WITHIN} s")
+        return None
 
     def fact_tool(self) -> None:
         """save_memory through the facts tools; half the calls are sent twice."""
@@ -241,11 +296,15 @@ class Runtime:
             },
         }
         body = {"paths": ["notes/"], "tool_call": tool_call}
+        self.outage_seen = False
         if self.random.random() < 0.5:
             answers = self.twice("fact_tool", "/v0/memory/tools/call", body)
         else:
             answers = [self.call("fact_tool", "POST", "/v0/memory/tools/call", body)]
         content = self._same_content("fact_tool", call_id, answers)
+        refused = self.outage_seen and all(answer is None for answer in answers)
+        if refused or str(content).startswith(OUTAGE_CONTENT):
+            self.journal.add("refused", ("fact", marker))
         if content is None or content.startswith("error:"):
             return
         saved = json.loads(content)
@@ -257,11 +316,13 @@ class Runtime:
             return None
         contents = [answer.body["content"] for answer in answers]
         # A record tool's repeat that meets its original still at mem0 may not know the
-        # outcome (README): it says so instead of adding the record again.
-        known = [c for c in contents if not c.startswith(OUTCOME_UNKNOWN)] or contents
+        # outcome (README): it says so instead of adding the record again. In a fault run
+        # one of the two may also be refused (the dependency down) while the other is done.
+        unknown = (OUTCOME_UNKNOWN, *OUTAGE_CONTENT) if self.journal.outages else OUTCOME_UNKNOWN
+        known = [c for c in contents if not c.startswith(unknown)]
         if len(set(known)) > 1:
             self.journal.problem(f"{operation}: {call_id} sent twice answered {contents}")
-        return known[0]
+        return (known or contents)[0]
 
     # --- files -------------------------------------------------------------------------
 
@@ -279,9 +340,12 @@ class Runtime:
         content, etag = current.body["content"], current.etag
         for _ in range(FILE_RETRIES):
             body = {"content": content + marker + "\n"}
+            self.outage_seen = False
             answer = self.call("file_edit", "PUT", self._file_url(path), body, auth=key,
                                expect=(200, 201, 412), headers={"If-Match": etag})  # fmt: skip
             if answer is None:
+                if self.outage_seen:
+                    self.journal.add("refused", ("file", marker))
                 return
             if answer.status != 412:
                 self.journal.add("files", (self.setup.file_memory, path,

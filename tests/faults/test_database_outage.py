@@ -12,60 +12,14 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from django.conf import settings
 
 from tests.faults.conftest import environment, gunicorn, timed, until
+from tests.faults.servers import Postgres
 
 pytestmark = pytest.mark.slow
-
-
-class Postgres:
-    """pgserver's PostgreSQL in ``pgdata``, stopped and started with its own pg_ctl on the
-    same socket, so that clients reach it again at the same address."""
-
-    def __init__(self, pgdata: Path) -> None:
-        import pgserver
-
-        self.server = pgserver.get_server(pgdata, cleanup_mode="stop")
-        self.info = self.server.get_postmaster_info()
-        self.server.psql('CREATE DATABASE "outage";')
-        self.running = True
-
-    @property
-    def url(self) -> str:
-        host = quote(str(self.info.socket_dir), safe="")
-        return f"postgres://postgres@{host}:{self.info.port}/outage"
-
-    def _ctl(self, *args: str) -> None:
-        from pgserver._commands import pg_ctl
-
-        pg_ctl(list(args), pgdata=self.server.pgdata, user=self.server.system_user, timeout=30)
-
-    def stop(self) -> None:
-        self._ctl("-w", "-m", "fast", "stop")
-        self.running = False
-
-    def start(self) -> None:
-        self._ctl(
-            "-w",
-            "-o",
-            '-h ""',
-            "-o",
-            f"-k {self.info.socket_dir}",
-            "-o",
-            f"-p {self.info.port}",
-            "-l",
-            str(self.server.log),
-            "start",
-        )
-        self.running = True
-
-    def cleanup(self) -> None:
-        self.server.cleanup()
 
 
 def _manage(url: str, *args: str) -> str:
@@ -93,8 +47,6 @@ def outage(tmp_path):
         with gunicorn(tmp_path / "server.log", DATABASE_URL=postgres.url) as (url, server):
             yield postgres, url, {"Authorization": f"Bearer {secret}"}, server
     finally:
-        if not postgres.running:
-            postgres.start()  # so that pgserver's own cleanup finds it as it left it
         postgres.cleanup()
         shutil.rmtree(tmp_path / "pg", ignore_errors=True)
 

@@ -169,3 +169,14 @@ def test_an_unfinished_purge_is_named(written):
         "purges: mem_gone is without a purge job",
         "purges: mem0 still holds the record mkscratchleft of mem_gone",
     ]
+
+
+def test_a_write_answered_503_but_stored_is_named(written):
+    # The service answered 503 to a save that it had in fact written.
+    marker = new_marker("fact")
+    written.save(marker=marker)
+    written.journal.facts.pop()  # a refusal is never acknowledged
+    written.journal.refused.append(("fact", marker))
+    assert written.failures() == [
+        f"refused_writes: the fact write {marker} was answered 503 but is stored"
+    ]

@@ -3,13 +3,9 @@ gunicorns, two Celery workers, one PostgreSQL database of its own, Redis, local 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
-from django.conf import settings
+
+from tests.load.runs import load_run
 
 pytestmark = pytest.mark.slow
 
@@ -24,23 +20,7 @@ ACKNOWLEDGED = {"facts", "keys", "tool_calls", "files", "records", "runs", "purg
 
 
 def test_a_small_load_run_ends_with_a_clean_check(tmp_path):
-    out = tmp_path / "results.json"
-    environ = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "memoryhub.settings",
-        "MEMORYHUB_ENV": "development",
-        "PYTHONPATH": str(settings.BASE_DIR),
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.load", "--agents", "3", "--seconds", "10", "--out", out],
-        cwd=settings.BASE_DIR,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    load = json.loads(out.read_text())["load"]
+    load = load_run(tmp_path / "results.json", "--agents", "3", "--seconds", "10")
     assert load["verdict"] == "clean" and load["failures"] == []
     assert load["web_processes"] == 2 and load["celery_workers"] == 2
     assert {name for name, figures in load["operations"].items() if figures["n"]} >= OPERATIONS

@@ -9,7 +9,10 @@ capped at 1000 without paging, admin-only purges and ``502`` for backend failure
 
 Switches, settable at any time from a test:
 
-- ``delay``: seconds to wait before handling each request (a slow backend);
+- ``delay``: seconds to wait before handling each request (a slow backend), or only the
+  requests matching ``delay_when(method, path)`` when that is set;
+- ``refuse()`` / ``resume()``: close the listening socket (connections are refused), then
+  listen again on the same port;
 - ``fail(status, times=None, when=None)``: answer ``status`` (with the API's error body)
   ``times`` times (None: always) for requests matching ``when(method, path)``;
 - ``drop_after_write``: do the write, then close the connection without answering;
@@ -65,6 +68,7 @@ class FakeMem0Server:
         self.stopping = threading.Event()
         self.clock = 0  # makes created_at strictly increasing
         self.delay = 0.0
+        self.delay_when: Callable[[str, str], bool] | None = None
         self.drop_after_write = False
         self.drop = False
         self.malformed = False
@@ -92,6 +96,19 @@ class FakeMem0Server:
         self.httpd.shutdown()
         self.httpd.server_close()
 
+    def refuse(self) -> None:
+        """Stops listening: a connection is refused, as by a server that is down."""
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def resume(self) -> None:
+        """Listens again on the same address after :meth:`refuse`."""
+        self.httpd = _QuietServer(self.httpd.server_address[:2], self._handler_class())
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self.thread.start()
+
     # --- switches ----------------------------------------------------------------------
 
     def fail(
@@ -104,6 +121,7 @@ class FakeMem0Server:
 
     def reset_switches(self) -> None:
         self.delay, self.drop_after_write, self.drop = 0.0, False, False
+        self.delay_when = None
         self.malformed, self.redirect_to, self.refuse_auth = False, None, False
         self._failures.clear()
 
@@ -189,8 +207,9 @@ class FakeMem0Server:
                         "body": body,
                     }
                 )
-                if server.delay:
-                    server.stopping.wait(server.delay)
+                delay, when = server.delay, server.delay_when
+                if delay and (when is None or when(method, path)):
+                    server.stopping.wait(delay)
                 if server.drop:
                     self._hang_up()
                     return
