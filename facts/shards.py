@@ -74,7 +74,7 @@ def ensure(memory: Memory, workspace_id: str) -> None:
         [
             FactQuota(
                 workspace_id=workspace_id, agent_id=memory.agent_id, scope=memory.scope, shard=shard
-            )  # fmt: skip
+            )
             for shard in range(SHARDS)
         ],
         ignore_conflicts=True,
@@ -101,7 +101,7 @@ def take(memory: Memory) -> int:
         prepared.fetch_one(_WAIT_SQL, {**params, "shard": shard})
     else:
         shard = row[0]
-    _use(shard)
+    use(shard)
     return shard
 
 
@@ -143,11 +143,12 @@ def total(memory: Memory, *, hold: bool = False) -> int:
         )
         return int(row[0])
     count = int(prepared.fetch_one(_ALL_SQL, _params(memory, 0))[0])
-    _use(0)
+    use(0)
     return count
 
 
-def _use(shard: int) -> None:
+def use(shard: int) -> None:
+    """Write this transaction's counts in ``shard``, whose row it must hold or wait for."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT set_config('facts.shard', %s, true)", [str(shard)])
 

@@ -66,6 +66,7 @@ def stop(process: subprocess.Popen) -> None:
         process.wait(timeout=20)
     except subprocess.TimeoutExpired:
         process.kill()
+        process.wait()
 
 
 def wait_until_up(url: str, server: subprocess.Popen, seconds: float = 60) -> None:

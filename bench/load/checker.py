@@ -115,21 +115,10 @@ def gapless_versions(versions: list[tuple]) -> list[str]:
 
 
 def fact_counters() -> list[str]:
-    """Each memory's counter rows sum to its facts."""
-    rows = _rows(
-        """
-        SELECT coalesce(q.agent_id, f.agent_id), coalesce(q.scope, f.scope), q.total, f.n
-        FROM (SELECT agent_id, scope, sum(count) AS total FROM facts_factquota
-              GROUP BY agent_id, scope) q
-        FULL JOIN (SELECT agent_id, scope, count(*) AS n FROM facts_fact
-                   GROUP BY agent_id, scope) f
-          ON q.agent_id = f.agent_id AND q.scope = f.scope
-        WHERE coalesce(q.total, 0) <> coalesce(f.n, 0)
-        """
-    )
+    """Each memory's counter rows sum to its facts (the ``verify`` check)."""
     return [
-        f"fact_counters: {agent}/{scope or 'real'} counts {total or 0} facts, holds {n or 0}"
-        for agent, scope, total, n in rows
+        f"fact_counters: {d.object} counts {d.stored or 0} facts, holds {d.expected}"
+        for d in fact_checks.counter_differences()
     ]
 
 

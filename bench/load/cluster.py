@@ -22,6 +22,7 @@ from django.db import connections
 
 from bench.common import ROOT, own_database
 from memoryhub.embedded import free_port
+from tests.workers import stop
 
 MEM0_KEY, MEM0_ADMIN_KEY = "load-user-key", "load-admin-key"
 
@@ -60,12 +61,7 @@ def _process(argv: list[str], env: dict, log: Path) -> Iterator[subprocess.Popen
     try:
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def _wait_until_up(base: str, process: subprocess.Popen, log: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import connection
 
+from facts import shards
 from facts.models import Fact, FactQuota, FactTerm, FactVersion
 from facts.scope import eval_scope_of
 from memoryhub.models import EndUser, Run
@@ -40,7 +41,7 @@ def erase_end_user_facts(principal, end_user: EndUser) -> dict[str, int]:
     ).count()  # the database's cascade removes them with their facts
     params = {"workspace": end_user.workspace_id, "owner": end_user.id}
     with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('facts.shard', '0', true)")
+        shards.use(0)
         cursor.execute(_ERASE_OWNER_SQL, params)
         facts = cursor.fetchone()[0]
         cursor.execute(_ERASE_OWNER_TERMS_SQL, params)
