@@ -69,3 +69,19 @@ class PurgeAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job_id} #{self.number} ({'ok' if self.ok else 'failed'})"
+
+
+class ProviderOutage(models.Model):
+    """A memory provider whose last call failed (no answer, a timeout, a 5xx...). A call it
+    answers deletes the row; ``/healthz`` reports the rows whose failure is recent."""
+
+    provider = models.OneToOneField(
+        MemoryProvider, primary_key=True, on_delete=models.CASCADE, related_name="+"
+    )
+    dependency = models.CharField(max_length=40)  # memory:{type}, as a 503 names it
+    reason = models.TextField(blank=True, default="")
+    since = models.DateTimeField()
+    last_failed_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.provider_id} failing since {self.since:%Y-%m-%d %H:%M:%S}"

@@ -1,9 +1,14 @@
-"""``GET /healthz``: the database and the broker answer."""
+"""``GET /healthz``: the database and the broker answer (else 503), and whether memory
+providers failed recently (``degraded``, still 200: see records.services.health)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
+
+from records.services import health
 
 
 def _database() -> str:
@@ -20,14 +25,19 @@ def _broker() -> str:
     return "ok"
 
 
+def _run(check: Callable[[], str]) -> str:
+    try:
+        return check()
+    except Exception as exc:  # noqa: BLE001 - any failure means unhealthy
+        return f"error: {type(exc).__name__}"
+
+
 def healthz(request: HttpRequest) -> JsonResponse:
-    checks = {}
-    for name, check in (("database", _database), ("broker", _broker)):
-        try:
-            checks[name] = check()
-        except Exception as exc:  # noqa: BLE001 - any failure means unhealthy
-            checks[name] = f"error: {type(exc).__name__}"
+    checks = {"database": _run(_database), "broker": _run(_broker)}
     healthy = all(value == "ok" for value in checks.values())
-    return JsonResponse(
-        {"status": "ok" if healthy else "error", "checks": checks}, status=200 if healthy else 503
-    )
+    if checks["database"] == "ok":
+        checks["memory_providers"] = _run(health.check)
+    else:
+        checks["memory_providers"] = "unknown: the database did not answer"
+    status = "error" if not healthy else "ok" if checks["memory_providers"] == "ok" else "degraded"
+    return JsonResponse({"status": status, "checks": checks}, status=200 if healthy else 503)

@@ -42,7 +42,7 @@ from memoryhub.models import Memory
 from memoryhub.principals import Principal
 from memoryhub.reasons import Reason
 from records.models import PurgeAttempt, PurgeJob
-from records.services import namespaces
+from records.services import health, namespaces
 from records.services.providers import backend_of
 
 logger = logging.getLogger(__name__)
@@ -226,10 +226,12 @@ def _try(job: PurgeJob) -> str:
         finally:
             backend.close()
     except ApiError as error:
+        health.note(job.provider, error)
         return f"{error.reason or error.code}: {error.message}"
     except Exception as exc:  # noqa: BLE001 - any failure is recorded on the job, not lost
         logger.exception("purge %s failed unexpectedly", job.id)
         return f"internal: {type(exc).__name__}"
+    health.note(job.provider, None)
     return ""
 
 

@@ -18,6 +18,7 @@ from memoryhub.principals import Principal
 from memoryhub.reasons import Reason
 from memoryhub.rules import Rule
 from records.backends import Page, Record, RecordBackend
+from records.services import health
 from records.services.providers import backend_of, require_enabled
 
 T = TypeVar("T")
@@ -142,9 +143,14 @@ def _call(memory: Memory, work: Callable[[RecordBackend], T]) -> T:
     require_enabled(memory.provider)
     backend = backend_of(memory.provider)
     try:
-        return work(backend)
+        result = work(backend)
+    except ApiError as error:
+        health.note(memory.provider, error)
+        raise
     finally:
         backend.close()
+    health.note(memory.provider, None)
+    return result
 
 
 def _audited_write(

@@ -41,7 +41,8 @@ def test_postgres_restarted_answers_503_database_then_recovers(tmp_path):
     during = phases["during"]
     assert during["answers"]["503 unavailable database"] > 0
     assert _statuses(during["answers"]) <= {"200", "201", "401", "412", "503"}
-    assert during["healthz"]["503 database"] > 0
+    # The providers' check cannot run without the database: it says so beside it.
+    assert during["healthz"]["503 database memory_providers"] > 0
     assert during["slowest_ms"] < 15_000
     _normal(phases["after"])
 
@@ -69,5 +70,6 @@ def test_mem0_hanging_then_refusing_answers_503_naming_it(tmp_path):
     during = phases["during"]
     assert during["answers"]["503 unavailable memory:mem0_oss"] > 0
     assert _statuses(during["answers"]) <= {"200", "201", "204", "401", "409", "412", "503"}
-    assert set(during["healthz"]) == {"200"}, "mem0 is no check of /healthz (README)"
+    # Still 200 (everything else works), naming the failing providers' check.
+    assert during["healthz"]["200 memory_providers"] > 0, during["healthz"]
     _normal(phases["after"])

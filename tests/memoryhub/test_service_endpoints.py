@@ -9,7 +9,10 @@ from memoryhub.celery import app
 def test_healthz_checks_database_and_broker(db):
     response = Client().get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "checks": {"database": "ok", "broker": "ok"}}
+    assert response.json() == {
+        "status": "ok",
+        "checks": {"database": "ok", "broker": "ok", "memory_providers": "ok"},
+    }
 
 
 def test_healthz_is_503_when_the_broker_is_down(db):
