@@ -69,7 +69,7 @@ def test_devrun_starts_embedded_postgres_migrates_and_serves(tmp_path):
             except OSError:
                 time.sleep(0.5)
         assert status == 200, process.stdout.read() if process.poll() is not None else status
-        assert health["checks"] == {"database": "ok", "broker": "ok"}
+        assert health["checks"] == {"database": "ok", "broker": "ok", "memory_providers": "ok"}
         demo = json.loads((tmp_path / "demo-credentials.json").read_text())
         status, agent = _get(
             f"http://127.0.0.1:{port}/api/v1/agents",
