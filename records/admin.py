@@ -13,7 +13,7 @@ from memoryhub import audit
 from memoryhub.admin import ServiceAdmin, adopt, changed_fields, confirmation_notes
 from memoryhub.models import Memory, MemoryProvider
 from memoryhub.rules import parse
-from records.models import PurgeAttempt, PurgeJob
+from records.models import ProviderOutage, PurgeAttempt, PurgeJob
 from records.serializers import MemoryProviderChangeSerializer
 from records.services import providers, purges
 
@@ -109,3 +109,14 @@ class PurgeJobAdmin(ServiceAdmin):
             audit.record(self.principal(request, job), "purge.retry", "purge", job.pk)
 
         self.each(request, queryset.select_related("workspace"), retry, "Retrying {count} purges.")
+
+
+@admin.register(ProviderOutage)
+class ProviderOutageAdmin(ServiceAdmin):
+    """Which providers failed their last call (what ``/healthz`` counts, here by name)."""
+
+    view_only = True
+    list_display = ("provider", "dependency", "since", "last_failed_at", "reason")
+    list_select_related = ("provider",)
+    search_fields = ("provider__id", "provider__name", "provider__workspace__name")
+    ordering = ("-last_failed_at",)

@@ -15,6 +15,7 @@ from django.contrib.admin.utils import quote
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from facts.models import Fact, FactVersion
 from memoryhub.ids import hash_secret
@@ -29,7 +30,7 @@ from memoryhub.models import (
     Thread,
     Workspace,
 )
-from records.models import PurgeJob
+from records.models import ProviderOutage, PurgeJob
 from tests import factories
 from tests.conftest import Api, make_tenant
 from tests.factories import create_agent
@@ -552,6 +553,25 @@ def test_purge_jobs_are_read_only_and_retried_by_an_action(staff, tenant, provid
     assert response.status_code == 200 and "done already" in messages_of(response)
 
 
+def test_failing_providers_are_listed_by_name_and_read_only(staff, tenant, provider):
+    now = timezone.now()
+    ProviderOutage.objects.create(
+        provider=provider,
+        dependency="memory:mem0_oss",
+        reason="the connection failed",
+        since=now,
+        last_failed_at=now,
+    )
+    url = "/admin/records/provideroutage/"
+    page = staff.get(url)
+    assert page.status_code == 200
+    assert (
+        provider.name in page.content.decode() and "the connection failed" in page.content.decode()
+    )
+    assert staff.get(f"{url}add/").status_code == 403
+    assert staff.get(f"{url}{provider.pk}/delete/").status_code == 403
+
+
 # -- a staff tool ---------------------------------------------------------------------------
 
 PAGES = [
@@ -584,11 +604,16 @@ def _populate(name: str) -> None:
     )
     Memory.objects.create(workspace=tenant.workspace, kind="file", type="postgres", name="f")
     PurgeJob.objects.create(workspace=tenant.workspace, provider=provider, namespace="x")
+    now = timezone.now()
+    ProviderOutage.objects.create(
+        provider=provider, dependency="memory:mem0_oss", since=now, last_failed_at=now
+    )
 
 
 def test_list_pages_cost_the_same_queries_for_more_rows(staff):
     _populate("one")
-    urls = [f"{ADMIN}/{page}/" for page in PAGES] + ["/admin/records/purgejob/"]
+    records = ["/admin/records/purgejob/", "/admin/records/provideroutage/"]
+    urls = [f"{ADMIN}/{page}/" for page in PAGES] + records
 
     def costs() -> list[int]:
         counts = []
