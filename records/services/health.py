@@ -10,9 +10,10 @@ facts, files and every other workspace working, so ``/healthz`` stays 200 and sa
 from __future__ import annotations
 
 import logging
+from contextlib import nullcontext
 from datetime import timedelta
 
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from memoryhub.errors import ApiError
@@ -36,28 +37,35 @@ def _is_outage(error: ApiError | None) -> bool:
 def note(provider: MemoryProvider, error: ApiError | None) -> None:
     """Notes how a call to ``provider`` ended: ``error`` None (or not the provider's) means
     it answered. Never raises: noting is not worth failing the call's own answer."""
+    # One statement; a savepoint only inside a caller's transaction, which a failed
+    # statement would otherwise abort.
+    guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
     try:
-        with transaction.atomic():  # a savepoint, should a caller hold a transaction
-            if not _is_outage(error):
+        with guard:
+            if _is_outage(error):
+                _failed(provider, error)
+            else:
                 ProviderOutage.objects.filter(provider=provider).delete()
-                return
-            now = timezone.now()
-            ProviderOutage.objects.bulk_create(
-                [
-                    ProviderOutage(
-                        provider=provider,
-                        dependency=error.extra["dependency"],
-                        reason=error.message[:500],
-                        since=now,
-                        last_failed_at=now,
-                    )
-                ],
-                update_conflicts=True,
-                unique_fields=["provider"],
-                update_fields=["dependency", "reason", "last_failed_at"],
-            )
     except DatabaseError as exc:
         logger.warning("provider %s: its outcome was not noted: %s", provider.id, exc)
+
+
+def _failed(provider: MemoryProvider, error: ApiError) -> None:
+    """Inserts the outage, or updates it keeping its ``since``."""
+    now = timezone.now()
+    outage = ProviderOutage(
+        provider=provider,
+        dependency=error.extra["dependency"],
+        reason=error.message[:500],
+        since=now,
+        last_failed_at=now,
+    )
+    ProviderOutage.objects.bulk_create(
+        [outage],
+        update_conflicts=True,
+        unique_fields=["provider"],
+        update_fields=["dependency", "reason", "last_failed_at"],
+    )
 
 
 def check() -> str:

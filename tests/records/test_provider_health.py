@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.db import DatabaseError
+from django.db.models import QuerySet
 from django.test import Client
 from django.utils import timezone
 
@@ -103,3 +105,19 @@ def test_a_failed_purge_marks_its_provider_and_a_done_one_clears_it(
     job.refresh_from_db()
     assert job.status == "done"
     assert health()[1]["status"] == "ok"
+
+
+def test_a_database_error_while_noting_leaves_the_answer_as_it_was(
+    runner, memory, server_of, monkeypatch
+):
+    def broken(*args, **kwargs):
+        raise DatabaseError("the outage table is locked")
+
+    monkeypatch.setattr(ProviderOutage.objects, "bulk_create", broken)
+    monkeypatch.setattr(QuerySet, "delete", broken)
+    server_of(memory.provider).refuse()
+    refused = runner.post(url(memory, "/search"), {"query": "units"})
+    assert refused.status_code == 503
+    assert refused.json()["error"]["dependency"] == f"memory:{memory.provider.type}"
+    server_of(memory.provider).resume()
+    assert runner.post(url(memory, "/search"), {"query": "units"}).status_code == 200
