@@ -3,12 +3,16 @@ from django.conf import settings
 from django.db.backends.signals import connection_created
 
 
-def _jit_off(sender, connection, **kwargs) -> None:
-    """A SET on each new connection, not a startup ``options`` parameter, which poolers
+def _session_settings(sender, connection, **kwargs) -> None:
+    """SETs on each new connection, not a startup ``options`` parameter, which poolers
     such as PgBouncer refuse."""
-    if connection.vendor == "postgresql" and not settings.MEMORYHUB_DB_JIT:
-        with connection.cursor() as cursor:
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        if not settings.MEMORYHUB_DB_JIT:
             cursor.execute("SET jit = off")
+        if not settings.MEMORYHUB_DB_PARALLEL:
+            cursor.execute("SET max_parallel_workers_per_gather = 0")
 
 
 class MemoryhubConfig(AppConfig):
@@ -18,4 +22,4 @@ class MemoryhubConfig(AppConfig):
     def ready(self) -> None:
         from memoryhub import schema  # noqa: F401 - registers the OpenAPI auth schemes
 
-        connection_created.connect(_jit_off, dispatch_uid="memoryhub_jit_off")
+        connection_created.connect(_session_settings, dispatch_uid="memoryhub_session")

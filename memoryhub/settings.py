@@ -110,6 +110,10 @@ DATABASES["default"]["OPTIONS"]["prepare_threshold"] = (
 # spent 12 ms compiling a 4 ms fact search: each new connection turns it off
 # (memoryhub.apps). DB_JIT=1 leaves the server's own setting.
 MEMORYHUB_DB_JIT = os.environ.get("DB_JIT", "0") == "1"
+# Nor parallel workers: starting two cost 5 ms for a fact search of 0.3 ms, which the
+# planner chose parallel when its statistics predated the agent's facts (issue 18, stale).
+# DB_PARALLEL=1 leaves the server's own setting.
+MEMORYHUB_DB_PARALLEL = os.environ.get("DB_PARALLEL", "0") == "1"
 if not DATABASES["default"]["ENGINE"].endswith("postgresql"):
     raise ImproperlyConfigured("memoryhub needs PostgreSQL: DATABASE_URL must be postgres://...")
 

@@ -87,3 +87,19 @@ def test_database_sessions_run_without_jit_unless_asked(db, settings):
             assert cursor.fetchone()[0] == "on"  # the server's own default
     finally:
         fresh.close()
+
+
+def test_database_sessions_start_no_parallel_workers_unless_asked(db, settings):
+    from django.db import connection, connections
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW max_parallel_workers_per_gather")
+        assert cursor.fetchone()[0] == "0"
+    settings.MEMORYHUB_DB_PARALLEL = True
+    fresh = connections.create_connection("default")
+    try:
+        with fresh.cursor() as cursor:
+            cursor.execute("SHOW max_parallel_workers_per_gather")
+            assert cursor.fetchone()[0] == "2"  # the server's own default
+    finally:
+        fresh.close()
