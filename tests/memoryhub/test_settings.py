@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from django.conf import settings
 
 from memoryhub.conf import DEFAULTS, load_from_environment, setting
@@ -73,33 +74,26 @@ def test_every_setting_can_be_overridden_by_the_environment():
     assert set(values) == set(DEFAULTS)
 
 
-def test_database_sessions_run_without_jit_unless_asked(db, settings):
+@pytest.mark.parametrize(
+    ("setting", "name", "ours", "server_default"),
+    [
+        ("MEMORYHUB_DB_JIT", "jit", "off", "on"),
+        ("MEMORYHUB_DB_PARALLEL", "max_parallel_workers_per_gather", "0", "2"),
+    ],
+)
+def test_database_sessions_turn_jit_and_parallel_workers_off_unless_asked(
+    db, settings, setting, name, ours, server_default
+):
     from django.db import connection, connections
 
     with connection.cursor() as cursor:
-        cursor.execute("SHOW jit")
-        assert cursor.fetchone()[0] == "off"
-    settings.MEMORYHUB_DB_JIT = True
+        cursor.execute(f"SHOW {name}")
+        assert cursor.fetchone()[0] == ours
+    setattr(settings, setting, True)
     fresh = connections.create_connection("default")
     try:
         with fresh.cursor() as cursor:
-            cursor.execute("SHOW jit")
-            assert cursor.fetchone()[0] == "on"  # the server's own default
-    finally:
-        fresh.close()
-
-
-def test_database_sessions_start_no_parallel_workers_unless_asked(db, settings):
-    from django.db import connection, connections
-
-    with connection.cursor() as cursor:
-        cursor.execute("SHOW max_parallel_workers_per_gather")
-        assert cursor.fetchone()[0] == "0"
-    settings.MEMORYHUB_DB_PARALLEL = True
-    fresh = connections.create_connection("default")
-    try:
-        with fresh.cursor() as cursor:
-            cursor.execute("SHOW max_parallel_workers_per_gather")
-            assert cursor.fetchone()[0] == "2"  # the server's own default
+            cursor.execute(f"SHOW {name}")
+            assert cursor.fetchone()[0] == server_default
     finally:
         fresh.close()
