@@ -37,6 +37,10 @@ _WAIT_SQL = """
 SELECT shard FROM facts_factquota
 WHERE agent_id = %(agent)s AND scope = %(scope)s AND shard = %(shard)s FOR NO KEY UPDATE
 """
+_TOTAL_SQL = """
+SELECT coalesce(sum(count), 0) FROM facts_factquota
+WHERE agent_id = %(agent)s AND scope = %(scope)s
+"""
 _ALL_SQL = """
 SELECT coalesce(sum(count), 0) FROM (
     SELECT count FROM facts_factquota WHERE agent_id = %(agent)s AND scope = %(scope)s
@@ -136,12 +140,7 @@ def total(memory: Memory, *, hold: bool = False) -> int:
     such callers cannot deadlock), which makes the count exact until the transaction ends;
     the transaction then writes in shard 0."""
     if not hold:
-        row = prepared.fetch_one(
-            "SELECT coalesce(sum(count), 0) FROM facts_factquota "
-            "WHERE agent_id = %(agent)s AND scope = %(scope)s",
-            _params(memory, 0),
-        )
-        return int(row[0])
+        return int(prepared.fetch_one(_TOTAL_SQL, _params(memory, 0))[0])
     count = int(prepared.fetch_one(_ALL_SQL, _params(memory, 0))[0])
     use(0)
     return count

@@ -116,7 +116,15 @@ class ProviderOutageAdmin(ServiceAdmin):
     """Which providers failed their last call (what ``/healthz`` counts, here by name)."""
 
     view_only = True
-    list_display = ("provider", "dependency", "since", "last_failed_at", "reason")
-    list_select_related = ("provider",)
+    list_display = ("provider_name", "workspace", "reason", "last_failed_at")
+    list_select_related = ("provider__workspace",)
     search_fields = ("provider__id", "provider__name", "provider__workspace__name")
     ordering = ("-last_failed_at",)
+
+    @admin.display(description="provider", ordering="provider__name")
+    def provider_name(self, outage: ProviderOutage) -> str:
+        return outage.provider.name
+
+    @admin.display(ordering="provider__workspace__name")
+    def workspace(self, outage: ProviderOutage) -> str:
+        return outage.provider.workspace.name

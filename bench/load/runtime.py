@@ -149,6 +149,19 @@ class Runtime:
         racing.join()
         return answers
 
+    def sometimes_twice(
+        self,
+        share: float,
+        operation: str,
+        path: str,
+        body: dict,
+        expect: tuple[int, ...] = (200, 201),
+    ) -> list[Answer | None]:
+        """The POST sent twice (``twice``) in ``share`` of the calls, else once."""
+        if self.random.random() < share:
+            return self.twice(operation, path, body, expect=expect)
+        return [self.call(operation, "POST", path, body, expect=expect)]
+
     def text(self, marker: str) -> str:
         return f"{self.random.choice(WORDS)} {self.random.choice(WORDS)} {marker}"
 
@@ -201,10 +214,7 @@ class Runtime:
         """Ended by its token, now and then twice (ending twice is fine: README); a write with
         the token afterwards is refused."""
         url = f"/api/v1/runs/{self.run}/end"
-        if self.random.random() < 0.25:
-            answers = self.twice("end_run", url, {}, expect=(200,))
-        else:
-            answers = [self.call("end_run", "POST", url, {}, expect=(200,))]
+        answers = self.sometimes_twice(0.25, "end_run", url, {}, expect=(200,))
         if any(answer is not None for answer in answers):
             self.journal.add("runs", self.run)
             # The next call goes to the other web process: it must know the run ended.
@@ -297,10 +307,7 @@ class Runtime:
         }
         body = {"paths": ["notes/"], "tool_call": tool_call}
         self.outage_seen = False
-        if self.random.random() < 0.5:
-            answers = self.twice("fact_tool", "/v0/memory/tools/call", body)
-        else:
-            answers = [self.call("fact_tool", "POST", "/v0/memory/tools/call", body)]
+        answers = self.sometimes_twice(0.5, "fact_tool", "/v0/memory/tools/call", body)
         content = self._same_content("fact_tool", call_id, answers)
         refused = self.outage_seen and all(answer is None for answer in answers)
         if refused or str(content).startswith(OUTAGE_CONTENT):
@@ -369,10 +376,7 @@ class Runtime:
                 "arguments": {"path": path, "insert_line": 0, "insert_text": marker},
             }
             url = f"/api/v1/runs/{self.run}/tool-calls"
-            if self.random.random() < 0.3:
-                answers = self.twice("file_tool", url, body)
-            else:
-                answers = [self.call("file_tool", "POST", url, body)]
+            answers = self.sometimes_twice(0.3, "file_tool", url, body)
             content = self._same_content("file_tool", call_id, answers)
             if content is None:
                 return
@@ -403,10 +407,7 @@ class Runtime:
         body = {"id": call_id, "name": "memory_record_add",
                 "arguments": {"text": self.text(marker)}}  # fmt: skip
         url = f"/api/v1/runs/{self.run}/tool-calls"
-        if self.random.random() < 0.5:
-            answers = self.twice("record_tool", url, body)
-        else:
-            answers = [self.call("record_tool", "POST", url, body)]
+        answers = self.sometimes_twice(0.5, "record_tool", url, body)
         content = self._same_content("record_tool", call_id, answers)
         if content is not None and not content.startswith("error:"):
             self.journal.add("records", (self.setup.record_memory, "", marker))
