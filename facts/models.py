@@ -80,6 +80,10 @@ class Fact(models.Model):
         output_field=SearchVectorField(),
         db_persist=True,
     )
+    # Set by a trigger (migration 0012): the counter shard and change number of the
+    # transaction that last wrote the row, which the in-process index reads (facts.postings).
+    change_shard = models.SmallIntegerField(null=True, editable=False)
+    change_no = models.BigIntegerField(null=True, editable=False)
 
     class Meta:
         indexes = [
@@ -93,6 +97,12 @@ class Fact(models.Model):
             ),
             models.Index(
                 fields=["owner_id"], name="fact_owner", condition=Q(owner_id__isnull=False)
+            ),
+            # Partial: no other query can use it, so it never changes their plans.
+            models.Index(
+                fields=["agent", "scope", "change_shard", "change_no"],
+                name="fact_changes",
+                condition=Q(change_no__isnull=False),
             ),
         ]
 
@@ -156,6 +166,10 @@ class FactQuota(models.Model):
     scope = models.CharField(max_length=48, default="", blank=True)
     shard = models.SmallIntegerField(default=0)
     count = models.IntegerField(default=0)
+    # Bumped once per transaction writing facts in this shard, and on a recount of the
+    # statistics (a bulk load that bypassed the triggers): facts.postings stays exact by them.
+    changes = models.BigIntegerField(default=0, db_default=0, editable=False)
+    epoch = models.IntegerField(default=0, db_default=0, editable=False)
 
     class Meta:
         constraints = [

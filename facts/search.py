@@ -15,7 +15,8 @@ term (``'word':*``) and the terms are OR-ed. The query string is passed as a par
 ``to_tsquery`` and only ever holds words of letters and digits, quoted and escaped, so no
 user text reaches the tsquery parser as syntax.
 
-The ranking is defined in ``facts.ranking`` and found by ``facts.topk`` without scoring
+The ranking is defined in ``facts.ranking`` and found by the memory's in-process index
+(``facts.postings``) or, where that cannot serve, by ``facts.topk`` in SQL without scoring
 every match; ``ranked_queryset`` keeps the plain ``ts_rank`` query as the benchmark's
 baseline.
 """
@@ -25,12 +26,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from functools import partial
 
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection
 from django.db.models import F, Q, QuerySet
 
-from facts import ranking, terms
+from facts import postings, ranking, terms
 from facts.models import Fact
 from facts.topk import TopK
 from memoryhub import prepared
@@ -117,23 +119,63 @@ def ranked(
         raise ValueError("ranked() needs the facts of one memory (agent_id and scope)")
     if not words:
         return []
-    stats = terms.document_frequencies(memory, words, owners)
-    if not stats.total:
+    with postings.opened(memory) as index:
+        if index is None:
+            stats = terms.document_frequencies(memory, words, owners)
+            postings.note(memory, stats.memory_total)
+        else:
+            stats = index.frequencies(memory, words, owners)
+        if not stats.total:
+            return []
+        weighed = ranking.weigh(stats.total, words, stats.dfs)
+        where = _where(facts)
+        if index is not None and not TopK(memory, where, None, stats, k).walks(weighed):
+            found = index.search(weighed, owners, k, partial(_present, facts, where))
+            if found is not None:
+                return [_scored(fact, score) for fact, score in found]
+    hits = _in_sql(memory, where, stats, weighed, k, by_owner)
+    if not hits:
         return []
+    loaded = _loaded(facts, [hit.id for hit in hits])
+    return [_scored(loaded[hit.id], hit.score) for hit in hits]
+
+
+def _scored(fact: Fact, score: float) -> Fact:
+    fact.score = score
+    return fact
+
+
+def _in_sql(
+    memory: terms.Memory,
+    where: tuple[str, list],
+    stats: terms.Frequencies,
+    words: list[ranking.Word],
+    k: int,
+    by_owner: Callable[[], list[QuerySet[Fact]] | None] | None,
+) -> list[ranking.Hit]:
     parts = None  # when the searcher sees most of the memory, one scan through it is cheaper
     if by_owner is not None and stats.memory_total >= 2 * stats.total:
         parts = by_owner()
         if parts == []:
             return []  # no owner the run may see has facts under these folders
     where_parts = None if parts is None else [_where(part) for part in parts]
-    plan = TopK(memory, _where(facts), where_parts, stats, k)
-    hits = plan.run(ranking.weigh(stats.total, words, stats.dfs))
-    if not hits:
-        return []
-    found = _loaded(facts, [hit.id for hit in hits])
-    for hit in hits:
-        found[hit.id].score = hit.score
-    return [found[hit.id] for hit in hits]
+    return TopK(memory, where, where_parts, stats, k).run(words)
+
+
+def _present(
+    facts: QuerySet[Fact], where: tuple[str, list], ids: list[int]
+) -> dict[int, tuple[int, Fact]]:
+    """Which of the index's candidates are still there and within ``where``, loaded as
+    ``_loaded`` does, each with ``updated_at`` in microseconds (as the index has it)."""
+    columns, names = _columns(facts)
+    sql = (  # OFFSET 0: found by primary key first, whatever the planner makes of where
+        f"SELECT {columns}, {postings.MICROS} FROM (SELECT * FROM facts_fact "  # noqa: S608
+        f"WHERE id = ANY(%s::bigint[]) OFFSET 0) AS facts_fact WHERE {where[0]}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [ids, *where[1]])
+        rows = cursor.fetchall()
+    return {row[0]: (row[-1], Fact.from_db(facts.db, names, row[:-1])) for row in rows}
 
 
 def _where(facts: QuerySet[Fact]) -> tuple[str, list]:
@@ -145,6 +187,14 @@ def _where(facts: QuerySet[Fact]) -> tuple[str, list]:
 def _loaded(facts: QuerySet[Fact], ids: list[int]) -> dict[int, Fact]:
     """The facts by id, their columns but the deferred ones; one prepared statement, as the
     ORM's own query costs a millisecond here. The ids were found under ``facts``' conditions."""
+    columns, names = _columns(facts)
+    sql = f"SELECT {columns} FROM facts_fact WHERE id = ANY(%s::bigint[])"  # noqa: S608
+    loaded = (Fact.from_db(facts.db, names, row) for row in prepared.fetch_all(sql, [ids]))
+    return {fact.pk: fact for fact in loaded}
+
+
+def _columns(facts: QuerySet[Fact]) -> tuple[str, list[str]]:
+    """The queryset's columns (the deferred ones left out) as SQL, and their attnames."""
     names, deferring = facts.query.deferred_loading
     fields = [
         f
@@ -152,11 +202,7 @@ def _loaded(facts: QuerySet[Fact], ids: list[int]) -> dict[int, Fact]:
         if f.primary_key or (f.name not in names if deferring else f.name in names)
     ]
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    sql = f"SELECT {columns} FROM facts_fact WHERE id = ANY(%s::bigint[])"  # noqa: S608
-    rows = prepared.fetch_all(sql, [ids])
-    names = [f.attname for f in fields]
-    loaded = (Fact.from_db(facts.db, names, row) for row in rows)
-    return {fact.pk: fact for fact in loaded}
+    return columns, [f.attname for f in fields]
 
 
 def memory_of(facts: QuerySet[Fact]) -> terms.Memory | None:

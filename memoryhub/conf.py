@@ -31,6 +31,10 @@ DEFAULTS: dict[str, Any] = {
     "outbox.defaults.max_attempts": 5,
     "facts.max_body_bytes": 64 * 1024,
     "facts.max_facts_per_agent": 100_000,
+    # The in-process postings index (facts.postings): memories from this many facts, and
+    # at most this many postings per server process (0: no index).
+    "facts.index_min_facts": 2_000,
+    "facts.index_max_postings": 5_000_000,
     "outbound.allow_private": False,
     "outbound.allow_http": False,
 }

@@ -1,0 +1,323 @@
+"""An in-process postings index per memory: a question scored without reading its rows.
+
+A long question's common words match most of a memory, and PostgreSQL scores each match
+by reading its row (about 4 µs each: 80 ms for a 32-word question over 100,000 facts). Each
+server process keeps instead, for the memories searched most recently, every fact's
+lexemes as posting lists (fact slots per lexeme) with its id, ``updated_at`` and owner.
+A search then adds up ``facts.ranking``'s score for every fact in numpy, orders the
+candidates exactly as the SQL does (score, ``updated_at``, id, all descending), and asks
+PostgreSQL only whether the best few are still there and pass the search's conditions
+(folders, visibility): the first ``k`` that do are the answer.
+
+It stays exact by the change stamps of migration 0012. Before each search it reads the
+memory's counter shards (one short query): if their ``changes`` are those it was built
+at, it holds every committed fact; else it reads the facts stamped since, per shard. A
+fact deleted since still sits in the index; the check in PostgreSQL drops it, and the
+index is built anew once such leftovers pass a quarter of the memory. It is not used in a
+transaction that has written (what it read could still be rolled back), for a memory
+without counter rows, or for a memory smaller than ``facts.index_min_facts``; then the
+search runs in SQL (``facts.topk``), with the same results.
+
+Memory: about 4 bytes per posting and 100 per distinct lexeme; the processes' indexes
+together hold at most ``facts.index_max_postings`` postings each (least recently searched
+memories dropped first); 0 turns the index off.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from array import array
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+from facts import terms
+from facts.models import Fact
+from facts.ranking import Word
+from facts.terms import TOP, Frequencies, Memory
+from memoryhub import prepared
+from memoryhub.conf import setting
+
+# The memory's counter shards, and whether this transaction has written anything.
+_STAMPS_SQL = """
+SELECT id, shard, changes, epoch, count, pg_current_xact_id_if_assigned() IS NOT NULL
+FROM facts_factquota WHERE agent_id = %s AND scope = %s ORDER BY shard
+"""
+# updated_at in microseconds: exact (extract gives numeric), as the tie-break needs.
+MICROS = "(extract(epoch FROM updated_at) * 1000000)::bigint"
+_COLUMNS = f"id, {MICROS}, coalesce(owner_id, ''), tsvector_to_array(search_vector)"
+_ALL_SQL = f"SELECT {_COLUMNS} FROM facts_fact WHERE agent_id = %s AND scope = %s"  # noqa: S608
+_CHANGED_SQL = f"""
+SELECT f.* FROM unnest(%s::smallint[], %s::bigint[]) AS c(shard, since)
+CROSS JOIN LATERAL (
+    SELECT {_COLUMNS} FROM facts_fact
+    WHERE agent_id = %s AND scope = %s AND change_shard = c.shard AND change_no > c.since
+) AS f
+"""  # noqa: S608 - constant SQL
+MEMO_WORDS = 4096  # query words whose matching facts an index remembers
+STALE_SHARE = 0.25  # deleted facts still indexed, as a share of the memory, before a rebuild
+
+MAX_CHECKED = 4096  # candidates checked in PostgreSQL before SQL is left to answer
+# Checks candidates in PostgreSQL: fact id -> (updated_at in µs, the fact), for the ids
+# still present under the search's conditions.
+Check = Callable[[list[int]], dict[int, tuple[int, Fact]]]
+
+
+class Postings:
+    """One memory's facts as posting lists; slots are never reused (a new version of a fact
+    takes a new slot and its old one dies)."""
+
+    def __init__(self, key: tuple) -> None:
+        self.key = key  # the shard-0 counter row and the statistics' epoch it was built at
+        self.stamps: dict[int, int] = {}  # shard -> changes seen
+        self.size = self.live = self.postings = 0
+        self.ids = np.empty(0, np.int64)
+        self.updated = np.empty(0, np.int64)
+        self.owners = np.empty(0, np.int32)
+        self.alive = np.empty(0, bool)
+        self.slot_of: dict[int, int] = {}
+        self.owner_codes: dict[str, int] = {}
+        self.lexemes: dict[str, array] = {}
+        self.sorted: list[str] = []
+        self.memo: OrderedDict[str, np.ndarray] = OrderedDict()  # word -> matching slots
+        self.counts: dict[tuple, tuple[int, int]] = {}  # (owners, word) -> (seen, every)
+        self.uncounted = 0  # facts the counter has and the table not (a drifted counter)
+
+    def add(self, rows: list[tuple]) -> None:
+        """Index rows of (id, updated_at in µs, owner, lexemes), new facts or new versions."""
+        self._grow(self.size + len(rows))
+        fresh: list[str] = []
+        memo_hits: dict[str, list[int]] = {}
+        for fact_id, updated, owner, lexemes in rows:
+            old = self.slot_of.get(fact_id)
+            if old is not None and self.alive[old]:
+                self.alive[old] = False
+                self.live -= 1
+            slot = self.size
+            self.size += 1
+            self.live += 1
+            self.ids[slot], self.updated[slot], self.alive[slot] = fact_id, updated, True
+            self.owners[slot] = self.owner_codes.setdefault(owner, len(self.owner_codes))
+            self.slot_of[fact_id] = slot
+            for lexeme in lexemes:
+                slots = self.lexemes.get(lexeme)
+                if slots is None:
+                    slots = self.lexemes[lexeme] = array("i")
+                    fresh.append(lexeme)
+                slots.append(slot)
+            self.postings += len(lexemes)
+            if self.memo:
+                for word in _prefixes_in(lexemes, self.memo):
+                    memo_hits.setdefault(word, []).append(slot)
+        self._sort(fresh)
+        for word, slots in memo_hits.items():
+            self.memo[word] = np.concatenate([self.memo[word], np.array(slots, np.int32)])
+
+    def _grow(self, size: int) -> None:
+        if size <= len(self.ids):
+            return
+        capacity = max(size, 2 * len(self.ids), 1024)
+        for name in ("ids", "updated", "owners", "alive"):
+            old = getattr(self, name)
+            new = np.zeros(capacity, old.dtype)
+            new[: self.size] = old[: self.size]
+            setattr(self, name, new)
+
+    def _sort(self, fresh: list[str]) -> None:
+        if len(fresh) > 64:
+            self.sorted = sorted(self.lexemes)
+        else:
+            for lexeme in fresh:
+                bisect.insort(self.sorted, lexeme)
+
+    def matching(self, word: str) -> np.ndarray:
+        """The slots of the facts holding a lexeme that starts with ``word``."""
+        found = self.memo.get(word)
+        if found is not None:
+            self.memo.move_to_end(word)
+            return found
+        low = bisect.bisect_left(self.sorted, word)
+        high = bisect.bisect_left(self.sorted, word + TOP, low)
+        lists = [self.lexemes[lexeme] for lexeme in self.sorted[low:high]]
+        if not lists:
+            found = np.empty(0, np.int32)
+        elif len(lists) == 1:
+            found = np.array(lists[0], np.int32)
+        else:  # views of the lists, dropped before any of them grows again
+            found = np.unique(np.concatenate([np.frombuffer(s, np.int32) for s in lists]))
+        self.memo[word] = found
+        if len(self.memo) > MEMO_WORDS:
+            self.memo.popitem(last=False)
+        return found
+
+    def ranked(
+        self, words: list[Word], owners: list[str] | None
+    ) -> Iterable[tuple[np.ndarray, np.ndarray]]:
+        """The candidates best first, in growing batches: ``facts.ranking``'s score added in
+        query order, as the SQL adds it (so ties stay ties), then the tie-breaks."""
+        scores = np.zeros(self.size)
+        for word in words:
+            scores[self.matching(word.text)] += word.idf
+        chosen = self.alive[: self.size] & (scores > 0)
+        if owners is not None:
+            codes = [self.owner_codes[o] for o in owners if o in self.owner_codes]
+            chosen &= np.isin(self.owners[: self.size], codes)
+        candidates = np.flatnonzero(chosen)
+        done = 0
+        for want in _batches(len(candidates)):
+            batch = self._best(candidates, scores, want)
+            yield batch[done:], scores[batch[done:]]
+            done = len(batch)
+            if done >= len(candidates):
+                return
+
+    def frequencies(self, memory: Memory, words: list[str], owners: list[str] | None):
+        """``terms.document_frequencies``, remembered until the memory changes."""
+        who = None if owners is None else tuple(owners)
+        missing = [w for w in words if (who, w) not in self.counts]
+        if missing or (who, "") not in self.counts:
+            found = terms.document_frequencies(memory, missing, owners)
+            self.counts[(who, "")] = (found.total, found.memory_total)
+            for word, seen, every in zip(missing, found.dfs, found.postings, strict=True):
+                self.counts[(who, word)] = (seen, every)
+        total, memory_total = self.counts[(who, "")]
+        pairs = [self.counts[(who, w)] for w in words]
+        return Frequencies(total, [p[0] for p in pairs], memory_total, [p[1] for p in pairs])
+
+    def search(
+        self, words: list[Word], owners: list[str] | None, k: int, check: Check
+    ) -> list[tuple[Fact, float]] | None:
+        """The exact top ``k``, each with its score: the first candidates PostgreSQL finds
+        as indexed and within the search's conditions. None when SQL should answer."""
+        found: list[tuple[Fact, float]] = []
+        checked = 0
+        for batch, scores in self.ranked(words, owners):
+            ids = self.ids[batch].tolist()
+            present = check(ids)
+            for slot, fact_id, score in zip(batch.tolist(), ids, scores.tolist(), strict=True):
+                row = present.get(fact_id)
+                if row is None:
+                    continue  # deleted since, or outside the search's folders
+                if row[0] != self.updated[slot]:
+                    return None  # written after the index was read: let SQL answer
+                found.append((row[1], score))
+                if len(found) == k:
+                    return found
+            checked += len(ids)
+            if checked > MAX_CHECKED:
+                return None  # conditions few of the memory's facts pass: SQL does better
+        return found
+
+    def _best(self, candidates: np.ndarray, scores: np.ndarray, want: int) -> np.ndarray:
+        """The ``want`` best candidates in order (a few more when the last ones tie)."""
+        if want < len(candidates):
+            candidates = _top(candidates, scores, want)
+            if want < len(candidates):  # the least score ties: the newest of those
+                least = scores[candidates].min()
+                tied = candidates[scores[candidates] == least]
+                better = candidates[scores[candidates] > least]
+                candidates = np.concatenate([better, _top(tied, self.updated, want - len(better))])
+        order = np.lexsort((self.ids[candidates], self.updated[candidates], scores[candidates]))
+        return candidates[order[::-1]]
+
+
+def _top(candidates: np.ndarray, values: np.ndarray, want: int) -> np.ndarray:
+    """The candidates whose value is at least the ``want``-th greatest (all the tied ones)."""
+    mine = values[candidates]
+    least = np.partition(mine, len(mine) - want)[len(mine) - want]
+    return candidates[mine >= least]
+
+
+def _prefixes_in(lexemes: list[str], words: OrderedDict[str, np.ndarray]) -> set[str]:
+    """The remembered query words that start one of ``lexemes``."""
+    return {lx[:i] for lx in lexemes for i in range(1, len(lx) + 1) if lx[:i] in words}
+
+
+def _batches(candidates: int) -> Iterable[int]:
+    want = 32
+    while True:
+        yield min(want, candidates)
+        want *= 16
+
+
+_CACHE: OrderedDict[Memory, Postings] = OrderedDict()
+_LOCK = threading.RLock()  # note() runs within opened()
+# Memories last counted at facts.index_min_facts or more: only their searches read the
+# stamps, so a small memory's search costs no query more than without an index.
+_BIG: OrderedDict[Memory, None] = OrderedDict()
+BIG_MEMORIES = 10_000
+
+
+def note(memory: Memory, memory_total: int) -> None:
+    """What a search in SQL counted: from this size on, the memory's next search uses an
+    index."""
+    if memory_total >= setting("facts.index_min_facts"):
+        with _LOCK:
+            _BIG[memory] = None
+            _BIG.move_to_end(memory)
+            if len(_BIG) > BIG_MEMORIES:
+                _BIG.popitem(last=False)
+
+
+@contextmanager
+def opened(memory: Memory) -> Iterator[Postings | None]:
+    """The memory's index, up to date, held for one search; None where it must not be used
+    (see the module's docstring), and then the search runs in SQL."""
+    limit = setting("facts.index_max_postings")
+    if not limit or memory not in _BIG:
+        yield None
+        return
+    with _LOCK:
+        yield _current(memory, limit)
+
+
+def _current(memory: Memory, limit: int) -> Postings | None:
+    rows = prepared.fetch_all(_STAMPS_SQL, [memory.agent_id, memory.scope])
+    if not rows or rows[0][1] != 0 or rows[0][5]:
+        return None  # no counter rows, or this transaction has written
+    counted = sum(row[4] for row in rows)
+    if counted < setting("facts.index_min_facts"):
+        _BIG.pop(memory, None)
+        _CACHE.pop(memory, None)
+        return None
+    key = (rows[0][0], rows[0][3])
+    stamps = {row[1]: row[2] for row in rows}
+    index = _CACHE.pop(memory, None)
+    if index is None or index.key != key or not _caught_up(index, memory, stamps, counted):
+        index = Postings(key)
+        index.stamps = stamps
+        index.add(prepared.fetch_all(_ALL_SQL, [memory.agent_id, memory.scope]))
+        index.uncounted = max(counted - index.live, 0)
+    if index.postings > limit:
+        return None  # a memory bigger than the index may hold is searched in SQL
+    _CACHE[memory] = index
+    while sum(p.postings for p in _CACHE.values()) > limit:
+        _CACHE.popitem(last=False)
+    return index
+
+
+def _caught_up(index: Postings, memory: Memory, stamps: dict[int, int], counted: int) -> bool:
+    """Read the facts stamped since the index last looked. False when only a rebuild will
+    do: a counter went back (its rows were made anew), facts are missing (written past the
+    triggers) or too many deleted ones are left."""
+    if any(n < index.stamps.get(s, 0) for s, n in stamps.items()):
+        return False
+    changed = [s for s, n in stamps.items() if n != index.stamps.get(s, 0)]
+    if changed:
+        since = [index.stamps.get(s, 0) for s in changed]
+        index.add(prepared.fetch_all(_CHANGED_SQL, [changed, since, memory.agent_id, memory.scope]))
+        index.stamps = stamps
+        index.counts.clear()
+    # Every fact counted is in the index, as are the deleted ones it has not seen go.
+    expected = counted - index.uncounted
+    return expected <= index.live <= expected * (1 + STALE_SHARE) + 1000
+
+
+def forget() -> None:
+    """Drop every index (tests; a process about to hold other data)."""
+    with _LOCK:
+        _CACHE.clear()
+        _BIG.clear()
