@@ -84,7 +84,7 @@ class Postings:
         self.sorted: list[str] = []
         self.memo: OrderedDict[str, np.ndarray] = OrderedDict()  # word -> matching slots
         self.counts: dict[tuple, tuple[int, int]] = {}  # (owners, word) -> (seen, every)
-        self.uncounted = 0  # facts the counter has and the table not (a drifted counter)
+        self.drift = 0  # facts in the table the counter does not have (a drifted counter)
 
     def add(self, rows: list[tuple]) -> None:
         """Index rows of (id, updated_at in µs, owner, lexemes), new facts or new versions."""
@@ -290,7 +290,7 @@ def _current(memory: Memory, limit: int) -> Postings | None:
         index = Postings(key)
         index.stamps = stamps
         index.add(prepared.fetch_all(_ALL_SQL, [memory.agent_id, memory.scope]))
-        index.uncounted = max(counted - index.live, 0)
+        index.drift = index.live - counted
     if index.postings > limit:
         return None  # a memory bigger than the index may hold is searched in SQL
     _CACHE[memory] = index
@@ -312,7 +312,7 @@ def _caught_up(index: Postings, memory: Memory, stamps: dict[int, int], counted:
         index.stamps = stamps
         index.counts.clear()
     # Every fact counted is in the index, as are the deleted ones it has not seen go.
-    expected = counted - index.uncounted
+    expected = counted + index.drift
     return expected <= index.live <= expected * (1 + STALE_SHARE) + 1000
 
 

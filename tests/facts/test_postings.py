@@ -1,0 +1,226 @@
+"""The in-process postings index (facts.postings): the top k of the SQL search for long
+questions, kept exact while other connections write, replace and delete, private per end
+user, and never used where it could be wrong (in a transaction that has written)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+from django.conf import settings
+from django.db import connection, transaction
+from django.test import override_settings
+
+from facts import postings, shards, terms
+from facts.models import Fact, FactQuota
+from facts.paths import Folder, Viewer
+from facts.scope import REAL_MEMORY, FactScope
+from facts.services.reading import search_facts
+from facts.topk import TopK
+from tests.facts.conftest import run_for, save
+from tests.facts.test_ranking_property import (
+    brute_force,
+    lexemes,
+    load,
+    load_users,
+    vocabulary,
+)
+from tests.parallel import in_parallel
+
+pytestmark = pytest.mark.django_db(transaction=True)
+SEARCH = "/v0/memory/search"
+
+
+def index_settings(**values):
+    names = {"min_facts": "facts.index_min_facts", "max_postings": "facts.index_max_postings"}
+    extra = {names[name]: value for name, value in values.items()}
+    return override_settings(MEMORYHUB_SETTINGS={**settings.MEMORYHUB_SETTINGS, **extra})
+
+
+@pytest.fixture(autouse=True)
+def any_memory_indexed():
+    """Every memory indexed, from its first fact; no index left from another test."""
+    postings.forget()
+    with index_settings(min_facts=0):
+        yield
+    postings.forget()
+
+
+@pytest.fixture
+def served(monkeypatch) -> Counter:
+    """How searches went: answered by an index ("index"), or left to SQL ("sql")."""
+    counts: Counter = Counter()
+    original = postings.Postings.search
+
+    def search(self, *args, **kwargs):
+        found = original(self, *args, **kwargs)
+        counts["sql" if found is None else "index"] += 1
+        return found
+
+    monkeypatch.setattr(postings.Postings, "search", search)
+    return counts
+
+
+@pytest.fixture
+def every_query(monkeypatch) -> None:
+    """The index answers short queries too, which the search otherwise leaves to SQL."""
+    monkeypatch.setattr(TopK, "walks", lambda self, words: False)
+
+
+def counted_as_loaded(agent) -> None:
+    """Counter rows holding the memory's facts, as the service keeps them."""
+    shards.ensure(terms.Memory(agent.id, REAL_MEMORY), agent.workspace_id)
+    FactQuota.objects.filter(agent_id=agent.id, shard=0).update(
+        count=Fact.objects.filter(agent_id=agent.id).count()
+    )
+
+
+def question(rng: random.Random, words: list[str]) -> str:
+    """A long question: many common words (the subset walk cannot take them), a rare one,
+    a short prefix."""
+    common = rng.sample(words[:30], rng.randint(6, 14))
+    return " ".join([*common, rng.choice(words[150:]), rng.choice(words)[:2]])
+
+
+def test_the_index_answers_questions_as_the_brute_force_ranking(agent, served):
+    rng = random.Random(20261205)
+    words = vocabulary(rng)
+    rng.shuffle(words)
+    load(agent, rng, words)  # replaced and deleted facts too
+    counted_as_loaded(agent)
+    facts = lexemes(agent)
+    scope = FactScope(agent.workspace_id, agent.id, REAL_MEMORY, Viewer(is_run=False))
+    for _ in range(120):
+        query, k = question(rng, words), rng.choice([1, 5, 10, 50])
+        folder = rng.choice(["", "", "a/", "b/"])
+        found = search_facts(scope, query, folders=[Folder(folder, None, False)], k=k)
+        expected = brute_force(facts, query, k, folder)
+        assert [(f.pk, f.score) for f in found] == expected, (query, k, folder)
+    # The first search counts the memory in SQL; the index answers from then on.
+    assert served["index"] >= 100, served
+
+
+def test_a_run_sees_only_its_share_through_the_index(agent, served):
+    rng = random.Random(20261206)
+    words = vocabulary(rng)
+    rng.shuffle(words)
+    me = "usr_me"
+    load_users(agent, rng, words, me)
+    counted_as_loaded(agent)
+    facts = lexemes(agent, [None, me])
+    viewer = Viewer(is_run=True, end_user_id=me, end_user_external_id="me")
+    scope = FactScope(agent.workspace_id, agent.id, REAL_MEMORY, viewer)
+    for _ in range(60):
+        query, k = question(rng, words), rng.choice([1, 5, 10])
+        found = search_facts(scope, query, folders=[Folder("", None, False)], k=k)
+        # Scores weigh only what the run may see: another user's facts never move them.
+        assert [(f.pk, f.score) for f in found] == brute_force(facts, query, k, ""), query
+        assert all(f.owner_id in (None, me) for f in found)
+    assert served["index"] >= 50, served
+
+
+LONG = "where is the tall blue lighthouse of the harbour that the old captain painted"
+
+
+def ids(api, query: str = LONG, k: int = 10) -> list[str]:
+    response = api.post(SEARCH, {"query": query, "k": k})
+    assert response.status_code == 200, response.content
+    return [fact["id"] for fact in response.json()["facts"]]
+
+
+def seed_harbour(api, count: int = 40) -> list[dict]:
+    words = LONG.split()
+    texts = [" ".join(words[i % 7 : i % 7 + 6]) + f" n{i}" for i in range(count)]
+    return [save(api, "notes/", text) for text in texts]
+
+
+def test_the_index_sees_new_replaced_and_deleted_facts(run_api, served, every_query):
+    seed_harbour(run_api)
+    ids(run_api)  # counted in SQL
+    ids(run_api)  # the index is built
+    new = save(run_api, "notes/", LONG + " zeppelin")
+    assert ids(run_api)[0] == new["id"]  # every word: the best score, and the newest
+    replaced = save(run_api, "notes/", "nothing remains", replaces=new["id"])
+    assert new["id"] not in ids(run_api, k=50)  # its new text holds none of the words
+    assert new["id"] in ids(run_api, f"{LONG} remains", k=50)
+    assert run_api.delete(f"/v0/memory/facts/{replaced['id']}").status_code == 204
+    assert new["id"] not in ids(run_api, f"{LONG} remains", k=50)
+    assert served["index"] == 5 and served["sql"] == 0, served
+
+
+def test_writers_on_other_connections_are_seen_at_once(tenant, agent, run_api, served, every_query):
+    seed_harbour(run_api)
+    ids(run_api)
+    writers = [run_for(tenant, agent, "alice")[1] for _ in range(4)]
+
+    def write(i: int) -> list[str]:
+        return [save(writers[i], "notes/", f"{LONG} writer{i} w{n}")["id"] for n in range(10)]
+
+    written = in_parallel(4, write)
+    assert not [w for w in written if isinstance(w, Exception)], written
+    for i, mine in enumerate(written):
+        found = ids(run_api, f"{LONG} writer{i}")
+        assert set(found) == set(mine), (i, found)  # all ten, and no one else's
+    assert served["index"] >= 4, served
+
+
+def test_a_transaction_that_wrote_searches_in_sql(agent, run_api, running_run, served, every_query):
+    seed_harbour(run_api)
+    ids(run_api)
+    ids(run_api)
+    from facts.scope import for_run
+    from facts.services.writing import write_fact
+    from memoryhub.principals import Principal
+
+    run = running_run[0]
+    principal = Principal.for_run(run)
+    scope = for_run(principal)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        write_fact(principal, scope, path="notes/", text=f"{LONG} ghost")
+        found = search_facts(scope, f"{LONG} ghost", folders=[Folder("", None, False)], k=1)
+        assert "ghost" in found[0].text  # its own write, seen in SQL
+        raise RuntimeError("roll back")
+    assert served["sql"] == 0 and served["index"] == 1, served  # the index was not asked
+    # The next committed write takes the change number the rolled back one had.
+    kept = save(run_api, "notes/", f"{LONG} kept")
+    found = ids(run_api, f"{LONG} ghost kept")
+    assert found[0] == kept["id"]
+    assert not Fact.objects.filter(text__contains="ghost").exists()
+
+
+def test_a_bulk_load_past_the_triggers_is_seen_after_the_recount(
+    agent, run_api, served, every_query
+):
+    seed_harbour(run_api)
+    ids(run_api)
+    ids(run_api)
+    with connection.cursor() as cursor:
+        cursor.execute("SET session_replication_role = replica")  # no triggers, no stamps
+        cursor.execute(
+            "INSERT INTO facts_fact (workspace_id, agent_id, scope, path, text, tags, "
+            "confidence, version, run_id, written_by, created_at, updated_at, search_text) "
+            "SELECT workspace_id, agent_id, scope, path, text || ' bulkload', tags, "
+            "confidence, version, run_id, written_by, now(), now(), search_text || ' bulkload' "
+            "FROM facts_fact WHERE agent_id = %s",
+            [agent.id],
+        )
+        cursor.execute("SET session_replication_role = origin")
+        cursor.execute(terms.RECOUNT_SQL)
+    counted_as_loaded(agent)
+    found = ids(run_api, f"{LONG} bulkload")
+    assert found and all(
+        Fact.objects.get(pk=int(i[2:])).text.endswith("bulkload") for i in found
+    ), found
+    assert served["index"] >= 2, served
+
+
+def test_a_memory_bigger_than_the_index_may_hold_is_searched_in_sql(run_api, served, every_query):
+    seed_harbour(run_api)
+    expected = ids(run_api)
+    with index_settings(min_facts=0, max_postings=50):
+        assert ids(run_api) == expected
+        assert ids(run_api) == expected
+    assert served["index"] == 0, served
+    assert ids(run_api) == expected
+    assert served["index"] == 1, served
