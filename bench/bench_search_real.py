@@ -16,6 +16,8 @@ others' facts drawn from the same text).
 * **fresh**: the same after ``VACUUM ANALYZE``.
 
 For each: p50/p95/p99 per query class over HTTP (gunicorn, 2 workers), for both agents.
+Under ``index``: what building the big agent's in-process index (``facts.postings``) costs,
+in seconds and megabytes, as each server process pays it on the memory's first question.
 
 **Peers** (``bench.peers``): SQLite FTS5 ``bm25()`` and Tantivy, in process, on the big
 agent's facts and the same queries (every word OR-ed and prefix-matched): p50/p95/p99 per
@@ -283,6 +285,35 @@ def _versions() -> dict[str, Path]:
     return {"now": common.ROOT, **({"before": Path(before)} if before else {})}
 
 
+def index_build(agent) -> dict:
+    """The big agent's in-process index (facts.postings), built as a server process builds
+    it on the memory's first question: its seconds, size and the memory it takes."""
+    import tracemalloc
+
+    from facts import postings
+    from facts.terms import Memory
+
+    memory = Memory(agent.id, "")
+    figures = {}
+    for traced in (False, True):  # the time without tracemalloc, which slows what it traces
+        postings.forget()
+        postings.note(memory, BIG)
+        if traced:
+            tracemalloc.start()
+        started = time.perf_counter()
+        with postings.opened(memory) as index:
+            assert index is not None, "the bench's memory must be indexed"
+            figures.setdefault("build_seconds", round(time.perf_counter() - started, 2))
+            figures.update(postings=index.postings, lexemes=len(index.lexemes))
+        if traced:
+            figures["megabytes"] = round(tracemalloc.get_traced_memory()[0] / 2**20, 1)
+            tracemalloc.stop()
+    postings.forget()
+    connections.close_all()
+    print(f"  in-process index: {figures}", flush=True)
+    return figures
+
+
 def on_server(label: str, host: str, port: str) -> dict:
     started = time.perf_counter()
     text = Text(random.Random(SEED))
@@ -303,7 +334,7 @@ def on_server(label: str, host: str, port: str) -> dict:
             e.name: [[texts[n] for n in e.search(q, relevance.DEPTH)] for _, q in items]
             for e in [*engines, *peers.engines(texts, prefix=False)]
         }
-        figures: dict = {"peers": measure_peers(engines, sets)}
+        figures: dict = {"peers": measure_peers(engines, sets), "index": index_build(agents[0])}
         del engines
         facts, ours, scores = relevance.Facts(texts), {}, {}
         for state in STATES:

@@ -129,7 +129,8 @@ def ranked(
             return []
         weighed = ranking.weigh(stats.total, words, stats.dfs)
         where = _where(facts)
-        if index is not None and not TopK(memory, where, None, stats, k).walks(weighed):
+        common = TopK(memory, where, None, stats, k).common(weighed)
+        if index is not None and common >= postings.FROM_COMMON:
             found = index.search(weighed, owners, k, partial(_present, facts, where))
             if found is not None:
                 return [_scored(fact, score) for fact, score in found]

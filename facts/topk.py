@@ -86,11 +86,12 @@ class TopK:
         rare = [w for w in present if self._is_rare(w)]
         return rare, [w for w in present if not self._is_rare(w)]
 
-    def walks(self, words: list[Word]) -> bool:
-        """Whether the walk over subsets of the common words answers. If not (a question),
-        the search scores every fact holding one of its driver words, 20,000 for a long
-        question in 100,000 facts, which the in-process index (facts.postings) does faster."""
-        return len(self._split(words)[1]) <= MAX_COMMON
+    def common(self, words: list[Word]) -> int:
+        """How many of the words are common. More than MAX_COMMON (a question): the search
+        scores every fact holding one of its driver words, 20,000 for a long question in
+        100,000 facts; a few: the walk visits up to 2**common subsets, a query each. The
+        in-process index (facts.postings) does either faster."""
+        return len(self._split(words)[1])
 
     def run(self, words: list[Word]) -> list[Hit]:
         rare, common = self._split(words)

@@ -17,7 +17,6 @@ from facts.models import Fact, FactQuota
 from facts.paths import Folder, Viewer
 from facts.scope import REAL_MEMORY, FactScope
 from facts.services.reading import search_facts
-from facts.topk import TopK
 from tests.facts.conftest import run_for, save
 from tests.facts.test_ranking_property import (
     brute_force,
@@ -65,7 +64,7 @@ def served(monkeypatch) -> Counter:
 @pytest.fixture
 def every_query(monkeypatch) -> None:
     """The index answers short queries too, which the search otherwise leaves to SQL."""
-    monkeypatch.setattr(TopK, "walks", lambda self, words: False)
+    monkeypatch.setattr(postings, "FROM_COMMON", 0)
 
 
 def counted_as_loaded(agent) -> None:
