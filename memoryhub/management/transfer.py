@@ -50,6 +50,9 @@ MODELS: dict[str, type[models.Model]] = {
 }
 # Never leaves the database: a provider is exported without its credential.
 SECRET_FIELDS = {MemoryProvider: {"credential_encrypted"}}
+# Kept by the database's triggers for the in-process search index (facts.postings): an
+# import's own writes set them anew.
+DERIVED_FIELDS = {Fact: {"change_shard", "change_no"}, FactQuota: {"changes", "epoch"}}
 
 
 class Encoder(DjangoJSONEncoder):
@@ -118,10 +121,11 @@ def selection(scope: Scope) -> dict[str, QuerySet]:
 
 
 def _fields(model: type[models.Model]) -> list[models.Field]:
-    """What a row carries: not secrets, not what the database generates (search vectors)."""
-    secret = SECRET_FIELDS.get(model, set())
+    """What a row carries: not secrets, not what the database generates (search vectors,
+    change stamps)."""
+    left_out = SECRET_FIELDS.get(model, set()) | DERIVED_FIELDS.get(model, set())
     fields = model._meta.concrete_fields
-    return [f for f in fields if f.attname not in secret and not getattr(f, "generated", False)]
+    return [f for f in fields if f.attname not in left_out and not getattr(f, "generated", False)]
 
 
 def row_of(obj: models.Model) -> dict:

@@ -8,6 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from facts.models import FactTerm
+from memoryhub.management import transfer
 from memoryhub.management.transfer import MODELS
 from memoryhub.models import MemoryProvider
 from records.services.records import add_record
@@ -48,6 +49,11 @@ def snapshot() -> dict:
     rows = {kind: list(model.objects.order_by("pk").values()) for kind, model in MODELS.items()}
     for provider in rows["memory_provider"]:
         provider.pop("credential_encrypted")  # never exported
+    for model, fields in transfer.DERIVED_FIELDS.items():  # the import's writes set them
+        kind = next(kind for kind, m in MODELS.items() if m is model)
+        for row in rows[kind]:
+            for field in fields:
+                row.pop(field)
     rows["terms"] = list(FactTerm.objects.order_by("agent", "scope", "term", "owner").values())
     return rows
 
