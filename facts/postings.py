@@ -65,6 +65,7 @@ FROM_COMMON = MAX_COMMON + 1
 MEMO_WORDS = 4096  # query words whose matching facts an index remembers
 STALE_SHARE = 0.25  # deleted facts still indexed, as a share of the memory, before a rebuild
 
+SPREAD = 1e-6  # scores differ by far more (an idf is at least 1e-5), or are equal
 MAX_CHECKED = 4096  # candidates checked in PostgreSQL before SQL is left to answer
 # Checks candidates in PostgreSQL: fact id -> (updated_at in µs, the fact), for the ids
 # still present under the search's conditions.
@@ -139,7 +140,7 @@ class Postings:
                 bisect.insort(self.sorted, lexeme)
 
     def matching(self, word: str) -> np.ndarray:
-        """The slots of the facts holding a lexeme that starts with ``word``."""
+        """The slots of the facts holding a lexeme that starts with ``word``, ascending."""
         found = self.memo.get(word)
         if found is not None:
             self.memo.move_to_end(word)
@@ -151,33 +152,38 @@ class Postings:
             found = np.empty(0, np.int32)
         elif len(lists) == 1:
             found = np.array(lists[0], np.int32)
-        else:  # views of the lists, dropped before any of them grows again
-            found = np.unique(np.concatenate([np.frombuffer(s, np.int32) for s in lists]))
+        else:  # a short prefix holds thousands of lexemes: marked, not sorted (10× faster)
+            marked = np.zeros(self.size, bool)
+            # Views of the lists, dropped before any of them grows again.
+            marked[np.concatenate([np.frombuffer(s, np.int32) for s in lists])] = True
+            found = np.flatnonzero(marked).astype(np.int32)
         self.memo[word] = found
         if len(self.memo) > MEMO_WORDS:
             self.memo.popitem(last=False)
         return found
 
     def ranked(
-        self, words: list[Word], owners: list[str] | None
+        self, words: list[Word], owners: list[str] | None, first: int
     ) -> Iterable[tuple[np.ndarray, np.ndarray]]:
         """The candidates best first, in growing batches: ``facts.ranking``'s score added in
         query order, as the SQL adds it (so ties stay ties), then the tie-breaks."""
         scores = np.zeros(self.size)
         for word in words:
             scores[self.matching(word.text)] += word.idf
-        chosen = self.alive[: self.size] & (scores > 0)
+        candidates = self._visible(scores > 0, owners)
+        done, want = 0, first
+        while done < len(candidates):
+            batch = self._best(candidates, scores, min(want, len(candidates)))
+            yield batch[done:], scores[batch[done:]]
+            done, want = len(batch), want * 16
+
+    def _visible(self, chosen: np.ndarray, owners: list[str] | None) -> np.ndarray:
+        """The slots chosen that are alive and, for ``owners``, theirs."""
+        chosen &= self.alive[: self.size]
         if owners is not None:
             codes = [self.owner_codes[o] for o in owners if o in self.owner_codes]
             chosen &= np.isin(self.owners[: self.size], codes)
-        candidates = np.flatnonzero(chosen)
-        done = 0
-        for want in _batches(len(candidates)):
-            batch = self._best(candidates, scores, want)
-            yield batch[done:], scores[batch[done:]]
-            done = len(batch)
-            if done >= len(candidates):
-                return
+        return np.flatnonzero(chosen)
 
     def frequencies(self, memory: Memory, words: list[str], owners: list[str] | None):
         """``terms.document_frequencies``, remembered until the memory changes."""
@@ -201,7 +207,7 @@ class Postings:
         as indexed and within the search's conditions. None when SQL should answer."""
         found: list[tuple[Fact, float]] = []
         checked = 0
-        for batch, scores in self.ranked(words, owners):
+        for batch, scores in self.ranked(words, owners, first=k + 4):
             ids = self.ids[batch].tolist()
             present = check(ids)
             for slot, fact_id, score in zip(batch.tolist(), ids, scores.tolist(), strict=True):
@@ -234,20 +240,22 @@ class Postings:
 def _top(candidates: np.ndarray, values: np.ndarray, want: int) -> np.ndarray:
     """The candidates whose value is at least the ``want``-th greatest (all the tied ones)."""
     mine = values[candidates]
-    least = np.partition(mine, len(mine) - want)[len(mine) - want]
-    return candidates[mine >= least]
+    if mine.dtype.kind == "f":
+        return candidates[mine >= _least_of_top(mine, want) - SPREAD]
+    return candidates[mine >= np.partition(mine, len(mine) - want)[len(mine) - want]]
+
+
+def _least_of_top(values: np.ndarray, want: int) -> float:
+    """At most ``SPREAD`` above the ``want``-th greatest value. numpy's partition crawls over
+    many equal values (9 ms for 70,000 facts scoring alike, against 0.5 ms for distinct
+    ones), so it runs on the values each raised by its own amount below ``SPREAD``."""
+    raised = values + np.arange(len(values)) * (SPREAD / len(values))
+    return float(np.partition(raised, len(values) - want)[len(values) - want])
 
 
 def _prefixes_in(lexemes: list[str], words: OrderedDict[str, np.ndarray]) -> set[str]:
     """The remembered query words that start one of ``lexemes``."""
     return {lx[:i] for lx in lexemes for i in range(1, len(lx) + 1) if lx[:i] in words}
-
-
-def _batches(candidates: int) -> Iterable[int]:
-    want = 32
-    while True:
-        yield min(want, candidates)
-        want *= 16
 
 
 _CACHE: OrderedDict[Memory, Postings] = OrderedDict()
