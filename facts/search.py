@@ -173,9 +173,7 @@ def _present(
         f"SELECT {columns}, {postings.MICROS} FROM (SELECT * FROM facts_fact "  # noqa: S608
         f"WHERE id = ANY(%s::bigint[]) OFFSET 0) AS facts_fact WHERE {where[0]}"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [ids, *where[1]])
-        rows = cursor.fetchall()
+    rows = prepared.fetch_all(sql, [ids, *where[1]])  # the plan is by primary key, always
     return {row[0]: (row[-1], Fact.from_db(facts.db, names, row[:-1])) for row in rows}
 
 
