@@ -65,7 +65,9 @@ FROM_COMMON = MAX_COMMON + 1
 MEMO_WORDS = 4096  # query words whose matching facts an index remembers
 STALE_SHARE = 0.25  # deleted facts still indexed, as a share of the memory, before a rebuild
 
-SPREAD = 1e-6  # scores differ by far more (an idf is at least 1e-5), or are equal
+# Below the least idf (5e-6, a word in all of 100,000 facts): a threshold lowered by it
+# keeps every fact of the top, and few others.
+SPREAD = 1e-6
 MAX_CHECKED = 4096  # candidates checked in PostgreSQL before SQL is left to answer
 # Checks candidates in PostgreSQL: fact id -> (updated_at in µs, the fact), for the ids
 # still present under the search's conditions.

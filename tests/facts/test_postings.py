@@ -223,3 +223,19 @@ def test_a_memory_bigger_than_the_index_may_hold_is_searched_in_sql(run_api, ser
     assert served["index"] == 0, served
     assert ids(run_api) == expected
     assert served["index"] == 1, served
+
+
+@pytest.mark.parametrize("want", [1, 5, 16])
+def test_the_threshold_keeps_the_best_among_many_equal_scores(want):
+    """Most facts of a question hold only its commonest word and score alike: every fact of
+    the true top ``want`` (and every one tied with the last) is kept, few others."""
+    import numpy as np
+
+    rng = np.random.default_rng(want)
+    scores = np.full(70_000, 5e-6)
+    better = rng.choice(70_000, 300, replace=False)
+    scores[better] += rng.choice([4.14, 3.55, 2.8, 2.29, 3.45], 300)
+    candidates = np.arange(70_000)
+    kept = set(postings._top(candidates, scores, want).tolist())
+    least = np.sort(scores)[-want]
+    assert set(np.flatnonzero(scores >= least).tolist()) == kept
