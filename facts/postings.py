@@ -18,9 +18,10 @@ transaction that has written (what it read could still be rolled back), for a me
 without counter rows, or for a memory smaller than ``facts.index_min_facts``; then the
 search runs in SQL (``facts.topk``), with the same results.
 
-Memory: about 4 bytes per posting and 100 per distinct lexeme; the processes' indexes
-together hold at most ``facts.index_max_postings`` postings each (least recently searched
-memories dropped first); 0 turns the index off.
+Memory: about 21 bytes per posting (22 MB for the 1.06 million postings of 100,000 facts
+of the benchmark's text). A process's indexes together hold at most
+``facts.index_max_postings`` postings (the least recently searched memories are dropped
+first); a memory bigger than that alone is searched in SQL; 0 turns the index off.
 """
 
 from __future__ import annotations
@@ -266,6 +267,8 @@ _LOCK = threading.RLock()  # note() runs within opened()
 # stamps, so a small memory's search costs no query more than without an index.
 _BIG: OrderedDict[Memory, None] = OrderedDict()
 BIG_MEMORIES = 10_000
+# Memories found bigger than the limit in force (the value): not built again for it.
+_TOO_BIG: OrderedDict[Memory, int] = OrderedDict()
 
 
 def note(memory: Memory, memory_total: int) -> None:
@@ -284,7 +287,7 @@ def opened(memory: Memory) -> Iterator[Postings | None]:
     """The memory's index, up to date, held for one search; None where it must not be used
     (see the module's docstring), and then the search runs in SQL."""
     limit = setting("facts.index_max_postings")
-    if not limit or memory not in _BIG:
+    if not limit or memory not in _BIG or _TOO_BIG.get(memory) == limit:
         yield None
         return
     with _LOCK:
@@ -308,8 +311,11 @@ def _current(memory: Memory, limit: int) -> Postings | None:
         index.stamps = stamps
         index.add(prepared.fetch_all(_ALL_SQL, [memory.agent_id, memory.scope]))
         index.drift = index.live - counted
-    if index.postings > limit:
-        return None  # a memory bigger than the index may hold is searched in SQL
+    if index.postings > limit:  # searched in SQL from now on
+        _TOO_BIG[memory] = limit
+        if len(_TOO_BIG) > BIG_MEMORIES:
+            _TOO_BIG.popitem(last=False)
+        return None
     _CACHE[memory] = index
     while sum(p.postings for p in _CACHE.values()) > limit:
         _CACHE.popitem(last=False)
@@ -338,3 +344,4 @@ def forget() -> None:
     with _LOCK:
         _CACHE.clear()
         _BIG.clear()
+        _TOO_BIG.clear()

@@ -214,13 +214,25 @@ def test_a_bulk_load_past_the_triggers_is_seen_after_the_recount(
     assert served["index"] >= 2, served
 
 
-def test_a_memory_bigger_than_the_index_may_hold_is_searched_in_sql(run_api, served, every_query):
+def test_a_memory_bigger_than_the_index_may_hold_is_searched_in_sql(
+    run_api, served, every_query, monkeypatch
+):
     seed_harbour(run_api)
     expected = ids(run_api)
+    builds = Counter()
+    original = postings.Postings.__init__
+
+    def counted(self, *args):
+        builds["built"] += 1
+        original(self, *args)
+
+    monkeypatch.setattr(postings.Postings, "__init__", counted)
     with index_settings(min_facts=0, max_postings=50):
         assert ids(run_api) == expected
         assert ids(run_api) == expected
+        assert ids(run_api) == expected
     assert served["index"] == 0, served
+    assert builds["built"] == 1  # found too big once, not built again for each search
     assert ids(run_api) == expected
     assert served["index"] == 1, served
 
