@@ -166,10 +166,9 @@ class FactQuota(models.Model):
     scope = models.CharField(max_length=48, default="", blank=True)
     shard = models.SmallIntegerField(default=0)
     count = models.IntegerField(default=0)
-    # Bumped once per transaction writing facts in this shard, and on a recount of the
-    # statistics (a bulk load that bypassed the triggers): facts.postings stays exact by them.
+    # Bumped once per transaction writing facts in this shard (migration 0012): the
+    # in-process index (facts.postings) stays exact by it.
     changes = models.BigIntegerField(default=0, db_default=0, editable=False)
-    epoch = models.IntegerField(default=0, db_default=0, editable=False)
 
     class Meta:
         constraints = [

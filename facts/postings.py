@@ -43,28 +43,46 @@ from facts.topk import MAX_COMMON
 from memoryhub import prepared
 from memoryhub.conf import setting
 
-# The memory's counter shards, and whether this transaction has written anything.
+# The memory's counter shards, the statistics' epoch (bumped by a recount) and whether
+# this transaction has written anything.
 _STAMPS_SQL = """
-SELECT id, shard, changes, epoch, count, pg_current_xact_id_if_assigned() IS NOT NULL
+SELECT id, shard, changes, count,
+       (SELECT last_value + is_called::int FROM facts_search_epoch),
+       pg_current_xact_id_if_assigned() IS NOT NULL
 FROM facts_factquota WHERE agent_id = %s AND scope = %s ORDER BY shard
+"""
+# A first row (its id NULL) with the shards' changes and the facts counted, read in the
+# same statement (one snapshot) as the facts that follow it.
+_HEADER = """
+SELECT NULL::bigint, NULL::bigint, NULL::text, NULL::text[],
+       array_agg(shard ORDER BY shard), array_agg(changes ORDER BY shard), sum(count)::bigint
+FROM facts_factquota WHERE agent_id = %(agent)s AND scope = %(scope)s
+UNION ALL
 """
 # updated_at in microseconds: exact (extract gives numeric), as the tie-break needs.
 MICROS = "(extract(epoch FROM updated_at) * 1000000)::bigint"
 _COLUMNS = f"id, {MICROS}, coalesce(owner_id, ''), tsvector_to_array(search_vector)"
-_ALL_SQL = f"SELECT {_COLUMNS} FROM facts_fact WHERE agent_id = %s AND scope = %s"  # noqa: S608
-_CHANGED_SQL = f"""
-SELECT f.* FROM unnest(%s::smallint[], %s::bigint[]) AS c(shard, since)
+_ALL_SQL = f"""{_HEADER}
+SELECT {_COLUMNS}, NULL, NULL, NULL FROM facts_fact
+WHERE agent_id = %(agent)s AND scope = %(scope)s
+"""  # noqa: S608 - constant SQL
+_CHANGED_SQL = f"""{_HEADER}
+SELECT f.*, NULL, NULL, NULL FROM unnest(%(shards)s::smallint[], %(since)s::bigint[])
+    AS c(shard, since)
 CROSS JOIN LATERAL (
     SELECT {_COLUMNS} FROM facts_fact
-    WHERE agent_id = %s AND scope = %s AND change_shard = c.shard AND change_no > c.since
+    WHERE agent_id = %(agent)s AND scope = %(scope)s
+      AND change_shard = c.shard AND change_no > c.since
 ) AS f
 """  # noqa: S608 - constant SQL
 # The index answers queries of more common words than the SQL walk takes (facts.topk):
 # for fewer, the walk's few queries cost as little (measured: 4-word queries, p95 6 ms in
 # SQL, 14 ms through the index, which must gather a short prefix's many lexemes).
 FROM_COMMON = MAX_COMMON + 1
-MEMO_WORDS = 4096  # query words whose matching facts an index remembers
-STALE_SHARE = 0.25  # deleted facts still indexed, as a share of the memory, before a rebuild
+MEMO_WORDS = 4096  # query words whose matching facts an index remembers (and the slots
+# they hold together at most as many as the index's postings)
+STALE_SHARE = 0.25  # old versions and deleted facts indexed, as a share, before a rebuild
+STALE_SLACK = 1000  # ... and as many more, so that a small memory is not rebuilt too often
 
 # Below the least idf (5e-6, a word in all of 100,000 facts): a threshold lowered by it
 # keeps every fact of the top, and few others.
@@ -92,8 +110,16 @@ class Postings:
         self.lexemes: dict[str, array] = {}
         self.sorted: list[str] = []
         self.memo: OrderedDict[str, np.ndarray] = OrderedDict()  # word -> matching slots
+        self.memo_slots = 0  # the slots the memo holds
         self.counts: dict[tuple, tuple[int, int]] = {}  # (owners, word) -> (seen, every)
         self.drift = 0  # facts in the table the counter does not have (a drifted counter)
+
+    def load(self, rows: list[tuple]) -> tuple[dict[int, int], int]:
+        """Index the facts of ``_ALL_SQL`` or ``_CHANGED_SQL``; answers their header: the
+        shards' changes and the facts counted, as of the same snapshot."""
+        header = next(row for row in rows if row[0] is None)
+        self.add([row[:4] for row in rows if row[0] is not None])
+        return dict(zip(header[4] or [], header[5] or [], strict=True)), int(header[6] or 0)
 
     def add(self, rows: list[tuple]) -> None:
         """Index rows of (id, updated_at in µs, owner, lexemes), new facts or new versions."""
@@ -124,6 +150,7 @@ class Postings:
         self._sort(fresh)
         for word, slots in memo_hits.items():
             self.memo[word] = np.concatenate([self.memo[word], np.array(slots, np.int32)])
+            self.memo_slots += len(slots)
 
     def _grow(self, size: int) -> None:
         if size <= len(self.ids):
@@ -161,8 +188,9 @@ class Postings:
             marked[np.concatenate([np.frombuffer(s, np.int32) for s in lists])] = True
             found = np.flatnonzero(marked).astype(np.int32)
         self.memo[word] = found
-        if len(self.memo) > MEMO_WORDS:
-            self.memo.popitem(last=False)
+        self.memo_slots += len(found)
+        while len(self.memo) > MEMO_WORDS or self.memo_slots > max(self.postings, 100_000):
+            self.memo_slots -= len(self.memo.popitem(last=False)[1])
         return found
 
     def ranked(
@@ -231,11 +259,11 @@ class Postings:
         """The ``want`` best candidates in order (a few more when the last ones tie)."""
         if want < len(candidates):
             candidates = _top(candidates, scores, want)
-            if want < len(candidates):  # the least score ties: the newest of those
-                least = scores[candidates].min()
-                tied = candidates[scores[candidates] == least]
-                better = candidates[scores[candidates] > least]
-                candidates = np.concatenate([better, _top(tied, self.updated, want - len(better))])
+        if want < len(candidates):  # those tied with the want-th best: the newest of them
+            mine = scores[candidates]
+            least = np.sort(mine)[len(mine) - want]
+            better, tied = candidates[mine > least], candidates[mine == least]
+            candidates = np.concatenate([better, _top(tied, self.updated, want - len(better))])
         order = np.lexsort((self.ids[candidates], self.updated[candidates], scores[candidates]))
         return candidates[order[::-1]]
 
@@ -298,24 +326,24 @@ def _current(memory: Memory, limit: int) -> Postings | None:
     rows = prepared.fetch_all(_STAMPS_SQL, [memory.agent_id, memory.scope])
     if not rows or rows[0][1] != 0 or rows[0][5]:
         return None  # no counter rows, or this transaction has written
-    counted = sum(row[4] for row in rows)
+    counted = sum(row[3] for row in rows)
     if counted < setting("facts.index_min_facts"):
         _BIG.pop(memory, None)
         _CACHE.pop(memory, None)
         return None
-    key = (rows[0][0], rows[0][3])
+    key = (rows[0][0], rows[0][4])
     stamps = {row[1]: row[2] for row in rows}
     index = _CACHE.pop(memory, None)
     if index is None or index.key != key or not _caught_up(index, memory, stamps, counted):
         index = Postings(key)
-        index.stamps = stamps
-        index.add(prepared.fetch_all(_ALL_SQL, [memory.agent_id, memory.scope]))
+        params = {"agent": memory.agent_id, "scope": memory.scope}
+        index.stamps, counted = index.load(prepared.fetch_all(_ALL_SQL, params))
         index.drift = index.live - counted
-    if index.postings > limit:  # searched in SQL from now on
-        _TOO_BIG[memory] = limit
-        if len(_TOO_BIG) > BIG_MEMORIES:
-            _TOO_BIG.popitem(last=False)
-        return None
+        if index.postings > limit:  # searched in SQL from now on
+            _TOO_BIG[memory] = limit
+            if len(_TOO_BIG) > BIG_MEMORIES:
+                _TOO_BIG.popitem(last=False)
+            return None
     _CACHE[memory] = index
     while sum(p.postings for p in _CACHE.values()) > limit:
         _CACHE.popitem(last=False)
@@ -325,18 +353,27 @@ def _current(memory: Memory, limit: int) -> Postings | None:
 def _caught_up(index: Postings, memory: Memory, stamps: dict[int, int], counted: int) -> bool:
     """Read the facts stamped since the index last looked. False when only a rebuild will
     do: a counter went back (its rows were made anew), facts are missing (written past the
-    triggers) or too many deleted ones are left."""
+    triggers), too many old versions or deleted facts are left, or it outgrew the limit."""
     if any(n < index.stamps.get(s, 0) for s, n in stamps.items()):
         return False
     changed = [s for s, n in stamps.items() if n != index.stamps.get(s, 0)]
     if changed:
-        since = [index.stamps.get(s, 0) for s in changed]
-        index.add(prepared.fetch_all(_CHANGED_SQL, [changed, since, memory.agent_id, memory.scope]))
-        index.stamps = stamps
+        params = {
+            "agent": memory.agent_id,
+            "scope": memory.scope,
+            "shards": changed,
+            "since": [index.stamps.get(s, 0) for s in changed],
+        }
+        seen, counted = index.load(prepared.fetch_all(_CHANGED_SQL, params))
+        index.stamps = seen
         index.counts.clear()
     # Every fact counted is in the index, as are the deleted ones it has not seen go.
     expected = counted + index.drift
-    return expected <= index.live <= expected * (1 + STALE_SHARE) + 1000
+    return (
+        expected <= index.live <= expected * (1 + STALE_SHARE) + STALE_SLACK
+        and index.size - index.live <= index.live * STALE_SHARE + STALE_SLACK
+        and index.postings <= setting("facts.index_max_postings")
+    )
 
 
 def forget() -> None:

@@ -44,7 +44,7 @@ SELECT agent_id, scope, owner, term, count(*)::int AS facts FROM (
 RECOUNT_SQL = f"""
 DELETE FROM facts_factterm;
 INSERT INTO facts_factterm (agent_id, scope, owner, term, facts) {EXPECTED_SQL};
-UPDATE facts_factquota SET epoch = epoch + 1;
+SELECT nextval('facts_search_epoch');
 """  # noqa: S608 - constant SQL
 
 

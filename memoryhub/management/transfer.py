@@ -52,7 +52,7 @@ MODELS: dict[str, type[models.Model]] = {
 SECRET_FIELDS = {MemoryProvider: {"credential_encrypted"}}
 # Kept by the database's triggers for the in-process search index (facts.postings): an
 # import's own writes set them anew.
-DERIVED_FIELDS = {Fact: {"change_shard", "change_no"}, FactQuota: {"changes", "epoch"}}
+DERIVED_FIELDS = {Fact: {"change_shard", "change_no"}, FactQuota: {"changes"}}
 
 
 class Encoder(DjangoJSONEncoder):

@@ -17,6 +17,7 @@ from facts.models import Fact, FactQuota
 from facts.paths import Folder, Viewer
 from facts.scope import REAL_MEMORY, FactScope
 from facts.services.reading import search_facts
+from memoryhub import prepared
 from tests.facts.conftest import run_for, save
 from tests.facts.test_ranking_property import (
     brute_force,
@@ -215,18 +216,10 @@ def test_a_bulk_load_past_the_triggers_is_seen_after_the_recount(
 
 
 def test_a_memory_bigger_than_the_index_may_hold_is_searched_in_sql(
-    run_api, served, every_query, monkeypatch
+    run_api, served, every_query, builds
 ):
     seed_harbour(run_api)
     expected = ids(run_api)
-    builds = Counter()
-    original = postings.Postings.__init__
-
-    def counted(self, *args):
-        builds["built"] += 1
-        original(self, *args)
-
-    monkeypatch.setattr(postings.Postings, "__init__", counted)
     with index_settings(min_facts=0, max_postings=50):
         assert ids(run_api) == expected
         assert ids(run_api) == expected
@@ -251,3 +244,68 @@ def test_the_threshold_keeps_the_best_among_many_equal_scores(want):
     kept = set(postings._top(candidates, scores, want).tolist())
     least = np.sort(scores)[-want]
     assert set(np.flatnonzero(scores >= least).tolist()) == kept
+
+
+@pytest.fixture
+def builds(monkeypatch) -> Counter:
+    """How many times an index was built from the whole memory."""
+    counts: Counter = Counter()
+    original = postings.Postings.__init__
+
+    def counted(self, *args):
+        counts["built"] += 1
+        original(self, *args)
+
+    monkeypatch.setattr(postings.Postings, "__init__", counted)
+    return counts
+
+
+def test_a_write_committed_during_a_build_is_in_it_and_no_reason_to_build_again(
+    tenant, agent, run_api, served, every_query, builds, monkeypatch
+):
+    seed_harbour(run_api)
+    ids(run_api)  # counted in SQL
+    writer = run_for(tenant, agent, "alice")[1]
+    written: list[dict] = []
+    original = prepared.fetch_all
+
+    def fetch_all(sql, params):
+        if sql is postings._ALL_SQL and not written:  # after the stamps, before the facts
+            written.extend(in_parallel(1, lambda i: save(writer, "notes/", f"{LONG} meanwhile")))
+        return original(sql, params)
+
+    monkeypatch.setattr(prepared, "fetch_all", fetch_all)
+    ids(run_api)
+    assert ids(run_api, f"{LONG} meanwhile")[0] == written[0]["id"]
+    ids(run_api)
+    assert builds["built"] == 1, builds
+    assert served["index"] == 3 and served["sql"] == 0, served
+
+
+def test_old_versions_past_a_share_of_the_memory_make_it_build_anew(
+    run_api, served, every_query, builds, monkeypatch
+):
+    monkeypatch.setattr(postings, "STALE_SLACK", 0)
+    facts = seed_harbour(run_api)
+    ids(run_api)
+    ids(run_api)
+    for n in range(8):  # each version a new slot, its old one dead: 8 of 40 live
+        save(run_api, "notes/", f"{LONG} version {n}", replaces=facts[0]["id"])
+        assert ids(run_api)[0] == facts[0]["id"]
+    assert builds["built"] == 1, builds
+    for n in range(8, 12):  # past a quarter (10 of 40)
+        save(run_api, "notes/", f"{LONG} version {n}", replaces=facts[0]["id"])
+        assert ids(run_api)[0] == facts[0]["id"]
+    assert builds["built"] == 2, builds
+
+
+def test_near_ties_at_the_last_place_keep_their_order():
+    """Two facts whose scores differ by a rounding step (the same idfs added in another
+    order) at the last place of a batch: ordered, not an error."""
+    import numpy as np
+
+    index = postings.Postings(key=None)
+    index.add([(i, 1000 + i, "", [f"w{i}"]) for i in range(15)])
+    scores = np.array([9.0] * 13 + [5.0, 5.0 - 2e-15])
+    best = index._best(np.arange(15), scores, 14)
+    assert best.tolist() == [*range(12, -1, -1), 13]
