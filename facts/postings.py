@@ -216,7 +216,9 @@ class Postings:
             chosen &= np.isin(self.owners[: self.size], codes)
         return np.flatnonzero(chosen)
 
-    def frequencies(self, memory: Memory, words: list[str], owners: list[str] | None):
+    def frequencies(
+        self, memory: Memory, words: list[str], owners: list[str] | None
+    ) -> Frequencies:
         """``terms.document_frequencies``, remembered until the memory changes."""
         who = None if owners is None else tuple(owners)
         if len(self.counts) > MEMO_WORDS * 8:

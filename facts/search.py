@@ -129,8 +129,9 @@ def ranked(
             return []
         weighed = ranking.weigh(stats.total, words, stats.dfs)
         where = _where(facts)
-        common = TopK(memory, where, None, stats, k).common(weighed)
-        if index is not None and common >= postings.FROM_COMMON:
+        if index is not None and (
+            TopK(memory, where, None, stats, k).common(weighed) >= postings.FROM_COMMON
+        ):
             found = index.search(weighed, owners, k, partial(_present, facts, where))
             if found is not None:
                 return [_scored(fact, score) for fact, score in found]

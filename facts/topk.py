@@ -79,23 +79,21 @@ class TopK:
         fetching = self.postings[word.text] * (POSTING + FETCH_ROW)
         return fetching <= self.k * self.total / word.df * SCAN_ROW
 
-    def _split(self, words: list[Word]) -> tuple[list[Word], list[Word]]:
-        """The words present in the memory, as (rare, common)."""
+    def _split(self, words: list[Word]) -> tuple[list[Word], list[Word], list[Word]]:
+        """The words present in the memory, and those of them rare and common."""
         self.postings = {w.text: p for w, p in zip(words, self.stats.postings, strict=True)}
         present = [w for w in words if w.df > 0]
         rare = [w for w in present if self._is_rare(w)]
-        return rare, [w for w in present if not self._is_rare(w)]
+        return present, rare, [w for w in present if not self._is_rare(w)]
 
     def common(self, words: list[Word]) -> int:
-        """How many of the words are common. More than MAX_COMMON (a question): the search
+        """How many of the words are common. More than MAX_COMMON (a question): this plan
         scores every fact holding one of its driver words, 20,000 for a long question in
-        100,000 facts; a few: the walk visits up to 2**common subsets, a query each. The
-        in-process index (facts.postings) does either faster."""
-        return len(self._split(words)[1])
+        100,000 facts, which the in-process index (facts.postings) does faster."""
+        return len(self._split(words)[2])
 
     def run(self, words: list[Word]) -> list[Hit]:
-        rare, common = self._split(words)
-        present = [w for w in words if w in rare or w in common]
+        present, rare, common = self._split(words)
         if not present:
             return []
         producing = rare if len(common) <= MAX_COMMON else present
