@@ -87,9 +87,9 @@ class TopK:
         return present, rare, [w for w in present if not self._is_rare(w)]
 
     def common(self, words: list[Word]) -> int:
-        """How many of the words are common. More than MAX_COMMON (a question): this plan
-        scores every fact holding one of its driver words, 20,000 for a long question in
-        100,000 facts, which the in-process index (facts.postings) does faster."""
+        """How many of the words are common: from two on, the in-process index
+        (``facts.postings``) is faster than this plan's subsets or, past MAX_COMMON, its
+        scoring of every fact holding a driver word (20,000 of 100,000 for a question)."""
         return len(self._split(words)[2])
 
     def run(self, words: list[Word]) -> list[Hit]:

@@ -76,14 +76,23 @@ def counted_as_loaded(agent) -> None:
     )
 
 
+@pytest.fixture(params=["every match", "above a sample"])
+def first_candidates(request, monkeypatch) -> None:
+    """The first candidates sorted: every match, or those above the threshold of a sample
+    of the scores (``postings._likely``), which otherwise only memories many times
+    ``SAMPLE``'s size reach."""
+    if request.param == "above a sample":
+        monkeypatch.setattr(postings, "SAMPLE", 64)
+
+
 def question(rng: random.Random, words: list[str]) -> str:
-    """A long question: many common words (the subset walk cannot take them), a rare one,
-    a short prefix."""
-    common = rng.sample(words[:30], rng.randint(6, 14))
+    """A question: common words (from 2 on, the index answers), a rare one, a short
+    prefix."""
+    common = rng.sample(words[:30], rng.randint(2, 14))
     return " ".join([*common, rng.choice(words[150:]), rng.choice(words)[:2]])
 
 
-def test_the_index_answers_questions_as_the_brute_force_ranking(agent, served):
+def test_the_index_answers_questions_as_the_brute_force_ranking(agent, served, first_candidates):
     rng = random.Random(20261205)
     words = vocabulary(rng)
     rng.shuffle(words)
@@ -101,7 +110,7 @@ def test_the_index_answers_questions_as_the_brute_force_ranking(agent, served):
     assert served["index"] >= 100, served
 
 
-def test_a_run_sees_only_its_share_through_the_index(agent, served):
+def test_a_run_sees_only_its_share_through_the_index(agent, served, first_candidates):
     rng = random.Random(20261206)
     words = vocabulary(rng)
     rng.shuffle(words)
@@ -147,6 +156,20 @@ def test_the_index_sees_new_replaced_and_deleted_facts(run_api, served, every_qu
     assert run_api.delete(f"/v0/memory/facts/{replaced['id']}").status_code == 204
     assert new["id"] not in ids(run_api, f"{LONG} remains", k=50)
     assert served["index"] == 5 and served["sql"] == 0, served
+
+
+def test_a_word_most_facts_hold_is_found_in_facts_written_after_it_was_searched(
+    run_api, served, every_query
+):
+    """The index remembers such a word's facts as a mask (``postings.DENSE``), which the
+    facts written since must join."""
+    seed_harbour(run_api)  # every fact holds a word starting with n: n0 to n39
+    ids(run_api, "n")  # counted in SQL
+    assert len(ids(run_api, "n", k=50)) == 40  # remembered by the index
+    new = save(run_api, "notes/", "n99 a late note")
+    found = ids(run_api, "n", k=50)
+    assert len(found) == 41 and found[0] == new["id"]  # ties: the newest first
+    assert served["index"] == 2 and served["sql"] == 0, served
 
 
 def test_writers_on_other_connections_are_seen_at_once(tenant, agent, run_api, served, every_query):
