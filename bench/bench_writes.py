@@ -6,7 +6,8 @@ in ten Turkish), so its common words have statistics rows that every write touch
 ``BENCH_WRITES_WRITERS`` (8) clients, each its own run and connection, save real sentences
 as fast as they can for ``BENCH_WRITES_SECONDS`` each: all into one agent, then each into
 an agent of its own. gunicorn runs one sync worker per writer, so the server never queues
-them itself. Figures: facts per second and p50/p95/p99 per write, for both, and their ratio.
+them itself. Figures: facts per second and p50/p95/p99 per write, for both, and their ratio;
+the CPU milliseconds per write of gunicorn, PostgreSQL and the writers (what bounds the rate).
 
 ``BENCH_WRITES_BEFORE``: a checkout of an earlier version, measured the same way on a
 database its own migrations made (``before``), beside this tree's (``now``).
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 from django.db import connection, connections
@@ -106,8 +108,35 @@ def _preload(agents: list, sentences: list[str]) -> None:
             cursor.execute("ANALYZE")
 
 
+def _cpu() -> Counter:
+    """CPU seconds used so far by this machine's processes, by command name (Linux's
+    /proc), and by this process (the writers) as ``"bench client"``."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    used: Counter = Counter()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # gone meanwhile
+            continue
+        name, fields = text[text.index("(") + 1 : text.rindex(")")], text.rsplit(")", 1)[1].split()
+        used[name] += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    mine = os.times()
+    used["bench client"] = mine.user + mine.system
+    return used
+
+
+def _cpu_per_write(before: Counter, after: Counter, writes: int) -> dict:
+    """Milliseconds of CPU per write: the gunicorn workers, PostgreSQL's processes (when
+    the server runs on this machine) and the writers; where a write's time goes."""
+    return {
+        name: round((after[name] - before[name]) * 1000 / max(writes, 1), 2)
+        for name in ("gunicorn", "postgres", "bench client")
+    }
+
+
 def _write(base: str, tokens: list[str], sentences: list[str]) -> dict:
-    """Each token's writer saves sentences for ``SECONDS``; facts/s and latencies."""
+    """Each token's writer saves sentences for ``SECONDS``; facts/s, latencies and the CPU
+    each write took."""
     samples: list[list[float]] = [[] for _ in tokens]
     failures: list[str] = []
     start = threading.Barrier(len(tokens))
@@ -127,6 +156,7 @@ def _write(base: str, tokens: list[str], sentences: list[str]) -> dict:
                 failures.append(f"{status} {answer}")
 
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(len(tokens))]
+    cpu = _cpu()
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -135,6 +165,7 @@ def _write(base: str, tokens: list[str], sentences: list[str]) -> dict:
     return {
         "facts_per_s": round(len(every) / SECONDS, 1),
         "write": common.percentiles(every),
+        "cpu_ms_per_write": _cpu_per_write(cpu, _cpu(), len(every)),
         "failures": len(failures),
         "first_failure": failures[0] if failures else None,
     }

@@ -1,7 +1,8 @@
 """An in-process postings index per memory: a question scored without reading its rows.
 
-A long question's common words match most of a memory, and PostgreSQL scores each match
-by reading its row (about 4 µs each: 80 ms for a 32-word question over 100,000 facts). Each
+A query's common words match much of a memory, and PostgreSQL scores each match by
+reading its row (about 4 µs each: 80 ms for a 32-word question over 100,000 facts). It
+answers queries of two common words or more (``FROM_COMMON``). Each
 server process keeps instead, for the memories searched most recently, every fact's
 lexemes as posting lists (fact slots per lexeme) with its id, ``updated_at`` and owner.
 A search then adds up ``facts.ranking``'s score for every fact in numpy, orders the
@@ -224,14 +225,18 @@ class Postings:
         it, so that ties stay ties (adding 0.0 where a mask has 0 changes no score)."""
         scores = np.zeros(self.size)
         spare = np.empty(self.size)
-        for word in words:
-            found = self.matching(word.text)
-            if found.dtype == np.uint8:
-                part = spare[: len(found)]
-                np.multiply(found, word.idf, out=part)
-                scores[: len(found)] += part
-            else:
-                scores[found] += word.idf
+        found = None
+        try:
+            for word in words:
+                found = self.matching(word.text)
+                if found.dtype == np.uint8:
+                    part = spare[: len(found)]
+                    np.multiply(found, word.idf, out=part)
+                    scores[: len(found)] += part
+                else:
+                    scores[found] += word.idf
+        finally:
+            found = None  # a view of a list, which the next add() could not grow
         return scores
 
     def ranked(
@@ -336,7 +341,9 @@ def _likely(scores: np.ndarray, visible: np.ndarray, want: int) -> np.ndarray | 
     if len(sample) < want:
         return None
     least = _least_of_top(sample, want) - SPREAD
-    return np.flatnonzero((scores >= least) & visible) if least > 0 else None
+    if not least > 0:
+        return None
+    return np.flatnonzero((scores >= least) & visible)
 
 
 def _top(candidates: np.ndarray, values: np.ndarray, want: int) -> np.ndarray:

@@ -18,8 +18,9 @@ shared facts and its own end user's folder, each a range of ``fact_owner_newest`
 through the others'; and when the plan would cost more than reading all of that share,
 it reads it all.
 
-More common words than ``MAX_COMMON`` (a query of many short prefixes) fall back to
-scoring every match, which is exact and slow.
+More common words than ``MAX_COMMON`` (a question) fall back to scoring every match,
+which is exact and slow; the in-process index (``facts.postings``) answers queries of two
+common words or more where it can.
 """
 
 from __future__ import annotations

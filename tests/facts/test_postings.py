@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
@@ -77,12 +78,25 @@ def counted_as_loaded(agent) -> None:
 
 
 @pytest.fixture(params=["every match", "above a sample"])
-def first_candidates(request, monkeypatch) -> None:
+def first_candidates(request, monkeypatch) -> Iterator[None]:
     """The first candidates sorted: every match, or those above the threshold of a sample
     of the scores (``postings._likely``), which otherwise only memories many times
     ``SAMPLE``'s size reach."""
-    if request.param == "above a sample":
-        monkeypatch.setattr(postings, "SAMPLE", 64)
+    if request.param == "every match":
+        yield
+        return
+    monkeypatch.setattr(postings, "SAMPLE", 64)
+    found: Counter = Counter()
+    original = postings._likely
+
+    def likely(*args):
+        first = original(*args)
+        found["threshold" if first is not None else "none"] += 1
+        return first
+
+    monkeypatch.setattr(postings, "_likely", likely)
+    yield
+    assert found["threshold"] >= 10, found  # the sample's threshold was used
 
 
 def question(rng: random.Random, words: list[str]) -> str:
