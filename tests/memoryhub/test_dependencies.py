@@ -34,7 +34,7 @@ def module_level_imports(path: Path) -> set[str]:
 def base_install() -> set[str]:
     """The distributions ``pip install .`` brings: memoryhub's dependencies without extras,
     and theirs, with the extras each asks for."""
-    seen: set[str] = set()
+    seen: set[tuple[str, frozenset]] = set()
     wanted = [(canonicalize_name("memoryhub"), frozenset())]
     while wanted:
         name, extras = wanted.pop()
