@@ -57,7 +57,21 @@ def record(
     object_id: str,
     **details: Any,
 ) -> AuditEvent:
-    return AuditEvent.objects.create(
+    made = event(principal, action, object_type, object_id, **details)
+    made.save(force_insert=True)
+    return made
+
+
+def event(
+    principal: Principal,
+    action: str,
+    object_type: str,
+    object_id: str,
+    **details: Any,
+) -> AuditEvent:
+    """The event ``record`` saves, unsaved: for a write that inserts it with its own rows
+    (``memoryhub.rows``)."""
+    return AuditEvent(
         workspace=principal.workspace,
         principal_type=principal.kind,
         principal_id=principal.id,

@@ -55,6 +55,11 @@ class Rule:
             return None
         return self.check(value)
 
+    def __deepcopy__(self, memo: dict) -> Rule:
+        # A value never changed (its schema is copied where it is extended): DRF copies
+        # every field of a serializer per request, and copying the rule was most of that.
+        return self
+
 
 class RuleField(serializers.Field):
     """A serializer field whose value one :class:`Rule` checks; its schema is the rule's."""

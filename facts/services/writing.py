@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from facts import models as fact_models
@@ -15,10 +15,10 @@ from facts import paths, search, shards, validation
 from facts.models import FACT_ID_PREFIX, Fact, FactVersion, WrittenBy
 from facts.paths import Folder
 from facts.scope import FactScope, is_under
-from memoryhub import audit
+from memoryhub import audit, prepared, rows
 from memoryhub.conf import setting
 from memoryhub.errors import ApiError
-from memoryhub.models import Permission, Run
+from memoryhub.models import AuditEvent, Permission, Run
 from memoryhub.principals import Principal
 from memoryhub.reasons import Reason
 
@@ -28,6 +28,10 @@ CORRECTED_FIELDS = (
     "updated_at",
 )  # fmt: skip
 PKEY_CONSTRAINT = "facts_fact_pkey"
+_RUNNING_SQL = f"""
+SELECT id FROM {Run._meta.db_table} WHERE id = ANY(%s::text[]) AND status = %s
+ORDER BY id FOR SHARE
+"""  # noqa: S608 - the model's table
 
 
 @dataclass
@@ -46,6 +50,7 @@ class _Request:
     replaces: int | None
     key: str | None
     written_by: str
+    clashed: bool = False  # a drawn id was taken once already
 
 
 def write_fact(
@@ -81,28 +86,50 @@ def write_fact(
         raise ApiError(403, "this path is outside the tool's folders", reason=Reason.OUTSIDE_PATHS)
     if request.key and (earlier := _replay(scope, request.key)):
         return earlier
-    try:
-        with transaction.atomic():
-            _lock_running_runs(scope)
-            if request.replaces is not None:
-                written = _replace(scope, request, within)
-            else:
-                written = _create(scope, request)
-            audit.record(
-                principal,
-                "fact.write",
-                "fact",
-                f"{FACT_ID_PREFIX}{written.version.fact_id}",
-                path=request.folder.path,
-                version=written.version.version,
-            )
-    except IntegrityError as exc:
-        if request.key and _constraint(exc) == KEY_CONSTRAINT:
-            earlier = _replay(scope, request.key)
-            if earlier:
-                return earlier
-        raise
-    return written
+    exact = False  # the limit counted exactly, every shard held: only near it
+    while True:
+        try:
+            return _write(principal, scope, request, within, exact=exact)
+        except shards.NearTheLimit:
+            exact = True
+        except IntegrityError as exc:
+            constraint = _constraint(exc)
+            if request.key and constraint == KEY_CONSTRAINT:
+                earlier = _replay(scope, request.key)
+                if earlier:
+                    return earlier
+            # A new fact's random id taken (about 1 in a million among a billion facts):
+            # once more with another.
+            if constraint != PKEY_CONSTRAINT or request.clashed:
+                raise
+            request.clashed = True
+
+
+def _write(
+    principal: Principal,
+    scope: FactScope,
+    request: _Request,
+    within: list[Folder] | None,
+    *,
+    exact: bool,
+) -> Written:
+    """One attempt, in one transaction (a savepoint inside a caller's)."""
+    with transaction.atomic():
+        _lock_running_runs(scope)
+        if request.replaces is not None:
+            return _replace(principal, scope, request, within)
+        return _create(principal, scope, request, exact=exact)
+
+
+def _write_event(principal: Principal, version: FactVersion) -> AuditEvent:
+    return audit.event(
+        principal,
+        "fact.write",
+        "fact",
+        f"{FACT_ID_PREFIX}{version.fact_id}",
+        path=version.path,
+        version=version.version,
+    )
 
 
 def correct_fact(
@@ -135,10 +162,11 @@ def correct_fact(
         fact.run_id, fact.written_by, fact.author = "", WrittenBy.PERSON, principal.id
         fact.updated_at = timezone.now()
         fact.save(update_fields=[*CORRECTED_FIELDS])
-        version = _add_version(fact, None)
-        audit.record(
+        version = _version_of(fact, None)
+        event = audit.event(
             principal, "fact.correct", "fact", fact.public_id, path=fact.path, version=fact.version
         )
+        rows.insert(version, event)
     return version
 
 
@@ -179,23 +207,18 @@ def _lock_running_runs(scope: FactScope) -> None:
     if scope.run is None:
         return
     run_ids = sorted({scope.run.id, scope.scope} - {""})
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id FROM {Run._meta.db_table} WHERE id = ANY(%s) AND status = %s "  # noqa: S608
-            "ORDER BY id FOR SHARE",
-            [run_ids, Run.Status.RUNNING],
-        )
-        running = {row[0] for row in cursor.fetchall()}
+    running = {row[0] for row in prepared.fetch_all(_RUNNING_SQL, [run_ids, Run.Status.RUNNING])}
     if scope.run.id not in running:
         raise ApiError(401, "the run has ended", reason=Reason.RUN_ENDED)
     if scope.scope and scope.scope not in running:
         raise ApiError(409, "the eval's root run has ended", reason=Reason.EVAL_ENDED)
 
 
-def _create(scope: FactScope, request: _Request) -> Written:
-    shards.ensure(scope.memory, scope.workspace_id)
+def _create(principal: Principal, scope: FactScope, request: _Request, *, exact: bool) -> Written:
     # First: it takes the shard the fact's statistics go to, and near the limit all of them.
-    shards.count_one_more(scope.memory, setting("facts.max_facts_per_agent"))
+    shards.count_one_more(
+        scope.memory, scope.workspace_id, setting("facts.max_facts_per_agent"), exact=exact
+    )
     now = timezone.now()
     fact = Fact(
         id=fact_models.new_fact_id(),  # looked up here, so tests can force a clash
@@ -214,29 +237,18 @@ def _create(scope: FactScope, request: _Request) -> Written:
         updated_at=now,
         search_text=search.fold(request.text),
     )
-    _insert(fact)
-    version = _add_version(fact, request.key)
+    version = _version_of(fact, request.key)
+    rows.insert(fact, version, _write_event(principal, version))
     return Written(version, fact.created_at, created=True)
-
-
-def _insert(fact: Fact) -> None:
-    """Insert a new fact; should its random id be taken (about 1 in a million among a
-    billion facts; twice running, 1 in 10**12), draw another once rather than answer 500."""
-    try:
-        with transaction.atomic():  # a savepoint, so the clash leaves the write usable
-            fact.save(force_insert=True)
-    except IntegrityError as exc:
-        if _constraint(exc) != PKEY_CONSTRAINT:
-            raise
-        fact.pk = fact_models.new_fact_id()
-        fact.save(force_insert=True)
 
 
 def _constraint(exc: IntegrityError) -> str | None:
     return getattr(getattr(exc.__cause__, "diag", None), "constraint_name", None)
 
 
-def _replace(scope: FactScope, request: _Request, within: list[Folder] | None) -> Written:
+def _replace(
+    principal: Principal, scope: FactScope, request: _Request, within: list[Folder] | None
+) -> Written:
     fact = scope.facts().select_for_update().filter(pk=request.replaces).first()
     if fact is None or (within is not None and not is_under(fact.path, within)):
         raise ApiError(404, "the fact to replace was not found")
@@ -272,11 +284,14 @@ def _replace(scope: FactScope, request: _Request, within: list[Folder] | None) -
             "updated_at",
         ]
     )
-    return Written(_add_version(fact, request.key), fact.created_at, created=True)
+    version = _version_of(fact, request.key)
+    rows.insert(version, _write_event(principal, version))
+    return Written(version, fact.created_at, created=True)
 
 
-def _add_version(fact: Fact, key: str | None) -> FactVersion:
-    return FactVersion.objects.create(
+def _version_of(fact: Fact, key: str | None) -> FactVersion:
+    """The fact's current version, unsaved."""
+    return FactVersion(
         workspace_id=fact.workspace_id,
         agent_id=fact.agent_id,
         fact=fact,
