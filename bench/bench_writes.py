@@ -8,6 +8,8 @@ as fast as they can for ``BENCH_WRITES_SECONDS`` each: all into one agent, then 
 an agent of its own. gunicorn runs one sync worker per writer, so the server never queues
 them itself. Figures: facts per second and p50/p95/p99 per write, for both, and their ratio;
 the CPU milliseconds per write of gunicorn, PostgreSQL and the writers (what bounds the rate).
+Under ``floor``: the same clients reading a fact that does not exist (auth, one indexed
+query, a 404), the cheapest request a run makes: what any request costs, write or not.
 
 ``BENCH_WRITES_BEFORE``: a checkout of an earlier version, measured the same way on a
 database its own migrations made (``before``), beside this tree's (``now``).
@@ -22,7 +24,9 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from django.db import connection, connections
 
@@ -125,47 +129,69 @@ def _cpu() -> Counter:
     return used
 
 
-def _cpu_per_write(before: Counter, after: Counter, writes: int) -> dict:
-    """Milliseconds of CPU per write: the gunicorn workers, PostgreSQL's processes (when
-    the server runs on this machine) and the writers; where a write's time goes."""
+def _cpu_per_call(before: Counter, after: Counter, calls: int) -> dict:
+    """Milliseconds of CPU per call: the gunicorn workers, PostgreSQL's processes (when
+    the server runs on this machine) and the clients; where a call's time goes."""
     return {
-        name: round((after[name] - before[name]) * 1000 / max(writes, 1), 2)
+        name: round((after[name] - before[name]) * 1000 / max(calls, 1), 2)
         for name in ("gunicorn", "postgres", "bench client")
     }
 
 
 def _write(base: str, tokens: list[str], sentences: list[str]) -> dict:
-    """Each token's writer saves sentences for ``SECONDS``; facts/s, latencies and the CPU
-    each write took."""
+    """Each token's writer saves sentences for ``SECONDS``."""
+
+    def save(client: common.Client, rng: random.Random) -> tuple[int, Any]:
+        body = {"path": "notes/", "text": rng.choice(sentences)}
+        return client.request("POST", "/v0/memory/facts", body)
+
+    return _load(base, tokens, save, expected=201)
+
+
+def _floor(base: str, tokens: list[str]) -> dict:
+    """Each token's client reads a fact that no one has for ``SECONDS``."""
+
+    def miss(client: common.Client, rng: random.Random) -> tuple[int, Any]:
+        return client.request("GET", "/v0/memory/facts/m_100000000000000")
+
+    return _load(base, tokens, miss, expected=404)
+
+
+def _load(
+    base: str,
+    tokens: list[str],
+    call: Callable[[common.Client, random.Random], tuple[int, Any]],
+    expected: int,
+) -> dict:
+    """One client per token calling as fast as it can for ``SECONDS``: calls per second,
+    latencies and the CPU each call took."""
     samples: list[list[float]] = [[] for _ in tokens]
     failures: list[str] = []
     start = threading.Barrier(len(tokens))
 
-    def writer(w: int) -> None:
+    def client_loop(w: int) -> None:
         client = common.Client(base, {"x-agentos-run-token": tokens[w]})
         rng = random.Random(w)
         start.wait()
         until = time.perf_counter() + SECONDS
         while time.perf_counter() < until:
             began = time.perf_counter()
-            status, answer = client.request(
-                "POST", "/v0/memory/facts", {"path": "notes/", "text": rng.choice(sentences)}
-            )
+            status, answer = call(client, rng)
             samples[w].append(time.perf_counter() - began)
-            if status != 201:
+            if status != expected:
                 failures.append(f"{status} {answer}")
 
-    threads = [threading.Thread(target=writer, args=(w,)) for w in range(len(tokens))]
+    threads = [threading.Thread(target=client_loop, args=(w,)) for w in range(len(tokens))]
     cpu = _cpu()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    every = [s for writer_samples in samples for s in writer_samples]
+    every = [s for client_samples in samples for s in client_samples]
     return {
-        "facts_per_s": round(len(every) / SECONDS, 1),
-        "write": common.percentiles(every),
-        "cpu_ms_per_write": _cpu_per_write(cpu, _cpu(), len(every)),
+        "per_s": round(len(every) / SECONDS, 1),
+        "latency": common.percentiles(every),
+        "cpu_ms_each": _cpu_per_call(cpu, _cpu(), len(every)),
         "failures": len(failures),
         "first_failure": failures[0] if failures else None,
     }
@@ -182,14 +208,17 @@ def measure(root: Path, sentences: list[str]) -> dict:
         connections.close_all()
         with common.server(url, workers=WRITERS, root=root) as base:
             one = _write(base, tokens[0], sentences)  # every writer into agent 0
-            print(f"  one agent: {one['facts_per_s']} facts/s", flush=True)
+            print(f"  one agent: {one['per_s']} facts/s", flush=True)
             each = _write(base, [t[0] for t in tokens], sentences)
-            print(f"  {WRITERS} agents: {each['facts_per_s']} facts/s", flush=True)
+            print(f"  {WRITERS} agents: {each['per_s']} facts/s", flush=True)
+            floor = _floor(base, tokens[0])
+            print(f"  a missing fact read: {floor['per_s']} requests/s", flush=True)
         differences = checks.counter_differences() + checks.term_differences()
     return {
         "one_agent": one,
         "own_agents": each,
-        "one_over_own": round(one["facts_per_s"] / each["facts_per_s"], 2),
+        "floor": floor,
+        "one_over_own": round(one["per_s"] / each["per_s"], 2),
         "statistics_exact_after": not differences,
     }
 
@@ -206,8 +235,7 @@ def run(results: dict) -> None:
         figures[label] = measure(root, sentences)
     if "before" in figures:
         figures["one_agent_now_over_before"] = round(
-            figures["now"]["one_agent"]["facts_per_s"]
-            / figures["before"]["one_agent"]["facts_per_s"],
+            figures["now"]["one_agent"]["per_s"] / figures["before"]["one_agent"]["per_s"],
             2,
         )
     figures["seconds"] = round(time.perf_counter() - started, 1)
