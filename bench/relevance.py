@@ -11,10 +11,13 @@ sentences, and a copy is the same item to whoever searches.
 Metrics over the items: success@1 (the fact is first), success@5 (in the first five) and
 MRR@10 (the mean of 1/rank, 0 when the fact is not in the first ten).
 
-``tie_breaks`` explains memoryhub's misses: a fact holds every word of its own query, so it
-has the highest score memoryhub gives (the sum of the words' idf), and only facts holding
-all three words too (by prefix) can rank above it: a miss is always a tie, broken newest
-first. It replays each query on the facts with other tie-breakers.
+``tie_breaks`` explains memoryhub's misses: a fact holds every word of its own query whole,
+so it has the highest score memoryhub gives (the sum of the words' idf and the bonus of
+three whole words), and only facts holding all three words whole too can rank above it: a
+miss is always a tie, broken newest first. It replays each query on the facts with other
+tie-breakers among the facts holding the three words by prefix (``newest_first`` is
+memoryhub's ranking before whole words counted, ``whole_words_then_newest`` its ranking
+now).
 """
 
 from __future__ import annotations
@@ -114,6 +117,7 @@ class Facts:
 
 # Tie-breakers over the facts holding every word, best first (all descending; the fact's
 # position, its age, breaks what is left: newest first, as memoryhub does).
+OURS = "whole_words_then_newest"  # memoryhub's score: the whole words' bonus, then newest
 TIE_BREAKS: dict[str, Callable[[list[str], list[str], int], tuple]] = {
     "newest_first": lambda words, query, n: (n,),
     "fewest_words": lambda words, query, n: (-len(words), n),
@@ -190,7 +194,7 @@ def explain(
         size, target_size = len(words_of(top[0])), len(words_of(target))
         counts["top_longer" if size > target_size else
                "top_shorter" if size < target_size else "top_same_length"] += 1  # fmt: skip
-        replayed = replay_rank(facts, position, query, TIE_BREAKS["newest_first"])
+        replayed = replay_rank(facts, position, query, TIE_BREAKS[OURS])
         counts["replay_agrees"] += replayed == rank or (rank is None and replayed > DEPTH)
         for name, key in TIE_BREAKS.items():
             counts[f"first_with_{name}"] += replay_rank(facts, position, query, key) == 1

@@ -19,7 +19,7 @@ transaction that has written (what it read could still be rolled back), for a me
 without counter rows, or for a memory smaller than ``facts.index_min_facts``; then the
 search runs in SQL (``facts.topk``), with the same results.
 
-Memory: about 21 bytes per posting (22 MB for the 1.06 million postings of 100,000 facts
+Memory: about 25 bytes per posting (26 MB for the 1.06 million postings of 100,000 facts
 of the benchmark's text). A process's indexes together hold at most
 ``facts.index_max_postings`` postings (the least recently searched memories are dropped
 first); a memory bigger than that alone is searched in SQL; 0 turns the index off.
@@ -38,7 +38,7 @@ import numpy as np
 
 from facts import terms
 from facts.models import Fact
-from facts.ranking import Word
+from facts.ranking import WHOLE, Word
 from facts.terms import TOP, Frequencies, Memory
 from memoryhub import prepared
 from memoryhub.conf import setting
@@ -118,10 +118,15 @@ class Postings:
         self.slot_of: dict[int, int] = {}
         self.owner_codes: dict[str, int] = {}
         self.lexemes: dict[str, array] = {}
+        # Each slot's lexemes, as codes: codes[starts[slot]:starts[slot + 1]] (whole words).
+        self.code_of: dict[str, int] = {}
+        self.codes = array("i")
+        self.starts = array("q", [0])
         self.sorted: list[str] = []
         self.memo: OrderedDict[str, np.ndarray] = OrderedDict()  # word -> matching slots
         self.memo_slots = 0  # the slots the memo holds
-        self.counts: dict[tuple, tuple[int, int]] = {}  # (owners, word) -> (seen, every)
+        # (owners, word) -> (seen, every, seen whole, every whole, longer seen)
+        self.counts: dict[tuple, tuple] = {}
         self.drift = 0  # facts in the table the counter does not have (a drifted counter)
 
     def load(self, rows: list[tuple]) -> tuple[dict[int, int], int]:
@@ -151,8 +156,11 @@ class Postings:
                 slots = self.lexemes.get(lexeme)
                 if slots is None:
                     slots = self.lexemes[lexeme] = array("i")
+                    self.code_of[lexeme] = len(self.code_of)
                     fresh.append(lexeme)
                 slots.append(slot)
+                self.codes.append(self.code_of[lexeme])
+            self.starts.append(len(self.codes))
             self.postings += len(lexemes)
             if self.memo:
                 for word in _prefixes_in(lexemes, self.memo):
@@ -221,8 +229,9 @@ class Postings:
         return found
 
     def scores(self, words: list[Word]) -> np.ndarray:
-        """``facts.ranking``'s score of every slot, added in query order as the SQL adds
-        it, so that ties stay ties (adding 0.0 where a mask has 0 changes no score)."""
+        """The idf sum of ``facts.ranking``'s score for every slot, added in query order as
+        the SQL adds it, so that ties stay ties (adding 0.0 where a mask has 0 changes no
+        score). The words held whole are added by ``_add_whole``."""
         scores = np.zeros(self.size)
         spare = np.empty(self.size)
         found = None
@@ -239,14 +248,37 @@ class Postings:
             found = None  # a view of a list, which the next add() could not grow
         return scores
 
+    def _add_whole(self, words: list[Word], scores: np.ndarray, slots: np.ndarray) -> None:
+        """Add to the scores at ``slots`` WHOLE times the words each holds whole, as the SQL
+        adds it (idf sum + count × WHOLE, so ties stay ties), from the slots' own lexemes:
+        a few hundred slots' lexemes, not the query words' postings."""
+        wanted = [self.code_of[w.text] for w in words if w.text in self.code_of]
+        if not wanted or not len(slots):
+            return
+        is_wanted = np.zeros(len(self.code_of), bool)
+        is_wanted[wanted] = True
+        starts = np.frombuffer(self.starts, np.int64)
+        low, lengths = starts[slots], starts[slots + 1] - starts[slots]
+        ends = np.cumsum(lengths)
+        at = np.arange(ends[-1]) + np.repeat(low - (ends - lengths), lengths)
+        held = is_wanted[np.frombuffer(self.codes, np.int32)[at]]
+        counts = np.bincount(np.repeat(np.arange(len(slots)), lengths)[held], minlength=len(slots))
+        scores[slots] += counts * WHOLE
+
     def ranked(
         self, words: list[Word], owners: list[str] | None, first: int
     ) -> Iterable[tuple[np.ndarray, np.ndarray]]:
-        """The candidates best first, in growing batches: by score, then the tie-breaks."""
+        """The candidates best first, in growing batches: by score, then the tie-breaks.
+
+        The words held whole are counted first at the likely candidates' slots only (a few
+        hundred, against every match of a question's common words): each slot left out
+        scores less than they, even with every word held whole (``_likely``'s slack)."""
         scores = self.scores(words)
         visible = self._visible(owners)
-        likely = _likely(scores, visible, first)
-        candidates = np.flatnonzero((scores > 0) & visible) if likely is None else likely
+        likely = _likely(scores, visible, first, WHOLE * len(words))
+        matches = np.flatnonzero((scores > 0) & visible) if likely is None else likely
+        self._add_whole(words, scores, matches)
+        candidates = matches
         done, want = 0, first
         while done < len(candidates):
             batch = self._best(candidates, scores, min(want, len(candidates)))
@@ -254,6 +286,7 @@ class Postings:
             done, want = len(batch), want * 16
             if candidates is likely:  # the next batches are chosen from all of them
                 candidates = np.flatnonzero((scores > 0) & visible)
+                self._add_whole(words, scores, np.setdiff1d(candidates, likely, True))
 
     def _visible(self, owners: list[str] | None) -> np.ndarray:
         """Which slots are alive and, for ``owners``, theirs (a mask)."""
@@ -275,11 +308,16 @@ class Postings:
         if missing or (who, "") not in self.counts:
             found = terms.document_frequencies(memory, missing, owners)
             self.counts[(who, "")] = (found.total, found.memory_total)
-            for word, seen, every in zip(missing, found.dfs, found.postings, strict=True):
-                self.counts[(who, word)] = (seen, every)
+            columns = (found.dfs, found.postings, found.whole_dfs, found.whole_postings)
+            for word, *counts in zip(missing, *columns, found.longer, strict=True):
+                self.counts[(who, word)] = tuple(counts)
         total, memory_total = self.counts[(who, "")]
-        pairs = [self.counts[(who, w)] for w in words]
-        return Frequencies(total, [p[0] for p in pairs], memory_total, [p[1] for p in pairs])
+        seen, every, whole, every_whole, longer = (
+            zip(*[self.counts[(who, w)] for w in words], strict=True) if words else ((),) * 5
+        )
+        return Frequencies(
+            total, [*seen], memory_total, [*every], [*whole], [*every_whole], [*longer]
+        )
 
     def search(
         self, words: list[Word], owners: list[str] | None, k: int, check: Check
@@ -329,18 +367,19 @@ def _cost(found: np.ndarray) -> int:
     return len(found) // 4 if found.dtype == np.uint8 else len(found)
 
 
-def _likely(scores: np.ndarray, visible: np.ndarray, want: int) -> np.ndarray | None:
-    """The slots visible and scoring at least the ``want``-th best of a sample of them: all
-    of the top ``want`` are among them (the sample's own are), with few others. Sorting a
-    few hundred candidates instead of every match saves a millisecond per 100,000 facts.
-    None when the sample is too small to tell."""
+def _likely(scores: np.ndarray, visible: np.ndarray, want: int, slack: float) -> np.ndarray | None:
+    """The slots visible and scoring at least the ``want``-th best of a sample of them, less
+    ``slack`` (the most a score can still gain): all of the top ``want`` are among them
+    (the sample's own are), with few others. Sorting a few hundred candidates instead of
+    every match saves a millisecond per 100,000 facts. None when the sample is too small
+    to tell."""
     step = len(scores) // SAMPLE
     if step < 2:
         return None
     sample = scores[::step][visible[::step]]
     if len(sample) < want:
         return None
-    least = _least_of_top(sample, want) - SPREAD
+    least = _least_of_top(sample, want) - SPREAD - slack
     if not least > 0:
         return None
     return np.flatnonzero((scores >= least) & visible)

@@ -127,7 +127,8 @@ def ranked(
             stats = index.frequencies(memory, words, owners)
         if not stats.total:
             return []
-        weighed = ranking.weigh(stats.total, words, stats.dfs)
+        held = [n > 0 for n in stats.whole_dfs]
+        weighed = ranking.weigh(stats.total, words, stats.dfs, held, stats.longer)
         where = _where(facts)
         if index is not None and (
             TopK(memory, where, None, stats, k).common(weighed) >= postings.FROM_COMMON

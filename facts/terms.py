@@ -15,10 +15,11 @@ from memoryhub import prepared
 TOP = "\U0010ffff"
 
 # One range scan per word: the facts the searcher may see (%(owners)s: '' shared, end user
-# ids; NULL: all) and every fact of the memory (what its indexes hold). The first range,
+# ids; NULL: all) and every fact of the memory (what its indexes hold), each also for the
+# word's own lexeme (the word held whole), a second, short scan. The first range,
 # from '' to U+0001 (the least non-empty text), holds only the empty term: the fact count.
 _FREQUENCIES_SQL = """
-SELECT s.seen, s.every
+SELECT s.seen, s.every, w.seen, w.every
 FROM unnest(%(lows)s::text[], %(highs)s::text[]) WITH ORDINALITY AS r(low, high, i)
 CROSS JOIN LATERAL (
     SELECT coalesce(sum(t.facts) FILTER (WHERE %(owners)s::text[] IS NULL
@@ -28,6 +29,13 @@ CROSS JOIN LATERAL (
     WHERE t.agent_id = %(agent)s AND t.scope = %(scope)s
       AND t.term >= r.low AND t.term < r.high
 ) AS s
+CROSS JOIN LATERAL (
+    SELECT coalesce(sum(t.facts) FILTER (WHERE %(owners)s::text[] IS NULL
+                                            OR t.owner = ANY(%(owners)s::text[])), 0) AS seen,
+           coalesce(sum(t.facts), 0) AS every
+    FROM facts_factterm t
+    WHERE t.agent_id = %(agent)s AND t.scope = %(scope)s AND t.term = r.low
+) AS w
 ORDER BY r.i
 """
 
@@ -66,6 +74,11 @@ class Frequencies:
     dfs: list[int]
     memory_total: int
     postings: list[int]
+    # The same for each word's own lexeme (the facts holding it whole), and whether the
+    # facts seen hold a longer lexeme starting with it.
+    whole_dfs: list[int]
+    whole_postings: list[int]
+    longer: list[bool]
 
 
 def document_frequencies(
@@ -83,12 +96,15 @@ def document_frequencies(
         "highs": ["\x01", *(word + TOP for word in words)],
         "owners": owners,
     }
-    (total, memory_total), *rows = prepared.fetch_all(_FREQUENCIES_SQL, params)
+    (total, memory_total, _, _), *rows = prepared.fetch_all(_FREQUENCIES_SQL, params)
     return Frequencies(
         total,
-        [min(int(seen), total) for seen, _ in rows],
+        [min(int(row[0]), total) for row in rows],
         memory_total,
-        [min(int(every), memory_total) for _, every in rows],
+        [min(int(row[1]), memory_total) for row in rows],
+        [int(row[2]) for row in rows],
+        [int(row[3]) for row in rows],
+        [row[0] > row[2] for row in rows],
     )
 
 
@@ -97,6 +113,13 @@ def quoted(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "':*"
 
 
-def keyed(memory: Memory, word: str) -> str:
-    """The prefix operand of ``word`` within this memory's keyed lexemes."""
-    return quoted(f"{memory.agent_id} {memory.scope} {word}")
+def exact(lexeme: str) -> str:
+    """A tsquery operand matching ``lexeme`` itself (the word held whole)."""
+    return quoted(lexeme)[:-2]
+
+
+def keyed(memory: Memory, word: str, whole: bool = False) -> str:
+    """The prefix operand of ``word`` within this memory's keyed lexemes (``whole``: the
+    operand of the word's own lexeme)."""
+    operand = quoted(f"{memory.agent_id} {memory.scope} {word}")
+    return operand[:-2] if whole else operand

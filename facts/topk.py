@@ -5,12 +5,14 @@ Query words are split by their document frequency in the memory:
 * **rare** words (few facts each) produce candidates through ``fact_memory_terms_gin``,
   which holds only this memory's postings; the candidates are scored in full;
 * **common** words never produce candidates in bulk. A fact matching none of the rare
-  words scores the sum of the common words it matches, so it is one of the subsets of the
-  common words. The subsets are visited best score first, and each asks for its ``k``
-  newest facts matching exactly that subset; the walk stops as soon as the next subset
-  scores below the k-th result (MaxScore's bound, per subset). Each subset query reads
-  newest first until it has ``k`` rows, or, when the subset is too rare for that, lets
-  the GIN index intersect its rarest words: whichever the statistics say costs less.
+  words scores the sum of the common words it matches, plus the bonus of those it holds
+  whole, so it is one of the subsets of the common words with one part of it held whole
+  (a *pair*; every fact of a pair scores alike). The pairs are visited best score first,
+  and each asks for its ``k`` newest facts matching exactly that pair; the walk stops as
+  soon as the next pair scores below the k-th result (MaxScore's bound, per pair). Each
+  pair's query reads newest first until it has ``k`` rows, or, when the pair is too rare
+  for that, lets the GIN index intersect its rarest words: whichever the statistics say
+  costs less.
 
 Staff, and a run that sees most of the memory, read it newest first along
 ``fact_agent_newest``. A run in a memory that is mostly other users' folders reads the
@@ -30,8 +32,8 @@ from itertools import combinations
 
 from django.db import connection, transaction
 
-from facts.ranking import Hit, Word, best, score
-from facts.terms import Frequencies, Memory, keyed, quoted
+from facts.ranking import WHOLE, Hit, Word, best, score
+from facts.terms import Frequencies, Memory, exact, keyed, quoted
 
 MAX_COMMON = 5
 # A question's rarest words, in at most MAX_SETS conjunctions of at most MAX_DRIVERS words
@@ -55,6 +57,8 @@ _KEYED = (
 
 
 Where = tuple[str, list]  # an SQL condition on facts_fact and its parameters
+# Common words matched, and those of them held whole: its facts all score alike.
+Pair = tuple[tuple[Word, ...], tuple[Word, ...]]
 
 
 class TopK:
@@ -73,6 +77,7 @@ class TopK:
         self.total, self.memory_total = stats.total, stats.memory_total
         self.stats = stats
         self.postings: dict[str, int] = {}  # word -> every owner's facts holding it
+        self.whole: dict[str, tuple[int, int]] = {}  # word -> the same held whole (seen, every)
 
     def _is_rare(self, word: Word) -> bool:
         """Fetching the word's postings (every owner's: GIN holds them all) costs less than
@@ -83,6 +88,8 @@ class TopK:
     def _split(self, words: list[Word]) -> tuple[list[Word], list[Word], list[Word]]:
         """The words present in the memory, and those of them rare and common."""
         self.postings = {w.text: p for w, p in zip(words, self.stats.postings, strict=True)}
+        held = zip(self.stats.whole_dfs, self.stats.whole_postings, strict=True)
+        self.whole = {w.text: counts for w, counts in zip(words, held, strict=True)}
         present = [w for w in words if w.df > 0]
         rare = [w for w in present if self._is_rare(w)]
         return present, rare, [w for w in present if not self._is_rare(w)]
@@ -105,32 +112,48 @@ class TopK:
             hits = self._descend(words, present)
             return hits if hits is not None else self._score_every_match(words, present)
         hits = self._rare_candidates(words, rare) if rare else []
-        for subset in self._subsets(words, common):
-            subset_score = score(words, [w in subset for w in words])
-            if len(hits) >= self.k and subset_score < hits[self.k - 1].score:
+        for pair in self._pairs(words, common):
+            pair_score = _pair_score(words, pair)
+            if len(hits) >= self.k and pair_score < hits[self.k - 1].score:
                 break
-            others = [w for w in present if w not in subset]
-            cost, driver = self._subset_plan(subset, others)
+            others = [w for w in present if w not in pair[0]]
+            cost, driver = self._subset_plan(pair, others)
             spent += cost
             if spent > self._read_all_cost():  # the walk would cost more than reading it all
                 return self._read_all(words, present)
-            rows = self._exactly(subset, others, driver)
-            hits = best(hits + [Hit(i, at, subset_score) for i, at in rows], self.k)
+            rows = self._exactly(pair, others, driver)
+            hits = best(hits + [Hit(i, at, pair_score) for i, at in rows], self.k)
         return hits
 
     def _read_all_cost(self) -> float:
         """What reading every fact a run may see costs (without ``parts``: never chosen)."""
         return self.total * SCAN_ROW if self.parts is not None else math.inf
 
-    def _subsets(self, words: list[Word], common: list[Word]) -> list[tuple[Word, ...]]:
-        subsets = [s for size in range(1, len(common) + 1) for s in combinations(common, size)]
-        return sorted(subsets, key=lambda s: score(words, [w in s for w in words]), reverse=True)
+    def _pairs(self, words: list[Word], common: list[Word]) -> list[Pair]:
+        """Every subset of the common words with each part of it that could be held whole
+        (a word no fact holds whole, or only whole, leaves out the pairs that need it)."""
+        pairs = [
+            (subset, whole)
+            for size in range(1, len(common) + 1)
+            for subset in combinations(common, size)
+            for n in range(size + 1)
+            for whole in combinations(subset, n)
+            if all(w.held_whole for w in whole)
+            and all(w.held_longer for w in subset if w not in whole)
+        ]
+        return sorted(pairs, key=lambda pair: _pair_score(words, pair), reverse=True)
 
     def _score_sql(self, words: list[Word]) -> tuple[str, list]:
+        """``facts.ranking.score`` in SQL, added up in the same order."""
         case = "CASE WHEN search_vector @@ %s::tsquery THEN %s::float8 ELSE 0::float8 END"
         cases = " + ".join(case for _ in words)
-        params = [value for w in words for value in (quoted(w.text), w.idf)]
-        return f"({cases})", params
+        params: list = [value for w in words for value in (quoted(w.text), w.idf)]
+        held = [w for w in words if w.held_whole]
+        if not held:
+            return f"({cases})", params
+        count = " + ".join("CASE WHEN search_vector @@ %s::tsquery THEN 1 ELSE 0 END" for _ in held)
+        params += [*(exact(w.text) for w in held), WHOLE]
+        return f"(({cases}) + ({count})::float8 * %s::float8)", params
 
     def _rare_candidates(self, words: list[Word], rare: list[Word]) -> list[Hit]:
         return self._candidates(words, " | ".join(keyed(self.memory, w.text) for w in rare))
@@ -145,7 +168,7 @@ class TopK:
         hits = self._candidates(words, " | ".join(keyed(self.memory, w.text) for w in seeds))
         if len(hits) < self.k:
             return None
-        total = sum(w.idf for w in present)
+        total = sum(w.most for w in present)
         sets = sufficient_sets(present, hits[-1].score - EPSILON * max(total, 1.0))
         if sets is None or self._sets_cost(sets) > self._every_match_cost(present):
             return None
@@ -177,21 +200,23 @@ class TopK:
         rows = self._fetch(sql, [*score_params, driver, *self.where_params, self.k])
         return [Hit(*row) for row in rows]
 
-    def _exactly(
-        self, subset: tuple[Word, ...], others: list[Word], driver: list[Word] | None
-    ) -> list[tuple]:
-        """The k newest facts matching every word of ``subset`` and no word of ``others``,
-        found through the GIN ``driver`` words, or newest first when there are none."""
-        operands = [quoted(w.text) for w in subset] + [f"!{quoted(w.text)}" for w in others]
-        exact = " & ".join(operands)
+    def _exactly(self, pair: Pair, others: list[Word], driver: list[Word] | None) -> list[tuple]:
+        """The k newest facts matching every word of the pair's subset (those of its whole
+        part whole, the others only by a longer word) and no word of ``others``, found
+        through the GIN ``driver`` words, or newest first when there are none."""
+        subset, whole = pair
+        operands = [
+            exact(w.text) if w in whole else f"{quoted(w.text)} & !{exact(w.text)}" for w in subset
+        ]
+        matching = " & ".join(operands + [f"!{quoted(w.text)}" for w in others])
         if driver is None:
-            return self._newest(exact)
+            return self._newest(matching)
         sql = (
             f"SELECT id, updated_at FROM {_KEYED} WHERE {self.where_sql} "  # noqa: S608
             f"AND search_vector @@ %s::tsquery {_NEWEST}"
         )
-        keys = " & ".join(keyed(self.memory, w.text) for w in driver)
-        return self._fetch(sql, [keys, *self.where_params, exact, self.k])
+        keys = " & ".join(keyed(self.memory, w.text, w in whole) for w in driver)
+        return self._fetch(sql, [keys, *self.where_params, matching, self.k])
 
     def _newest(self, exact: str) -> list[tuple]:
         """The k newest facts matching ``exact``: each part read newest first, then merged."""
@@ -210,24 +235,32 @@ class TopK:
         sql = f"SELECT * FROM ({union}) AS parts {_NEWEST}"  # noqa: S608 - our own SQL
         return self._fetch_unsorted(sql, [*params, self.k])
 
-    def _subset_plan(
-        self, subset: tuple[Word, ...], others: list[Word]
-    ) -> tuple[float, list[Word] | None]:
-        """The cheaper way to the subset's k newest facts, and its cost: (cost, GIN driver),
+    def _subset_plan(self, pair: Pair, others: list[Word]) -> tuple[float, list[Word] | None]:
+        """The cheaper way to the pair's k newest facts, and its cost: (cost, GIN driver),
         or (cost, None) to scan newest first.
 
         The scan reads only visible facts (``parts``); GIN reads every owner's postings and
-        fetches every owner's matching rows (``postings``, ``memory_total``).
+        fetches every owner's matching rows (``postings``, ``memory_total``). A word of the
+        whole part drives by its own lexeme's postings, any other by its prefix's.
         """
-        share = math.prod(w.df / self.total for w in subset)
+        subset, whole = pair
+
+        def seen(w: Word) -> int:  # the visible facts that can match w as the pair does
+            held = self.whole[w.text][0]
+            return held if w in whole else max(w.df - held, 1)
+
+        def postings_of(w: Word) -> int:
+            return self.whole[w.text][1] if w in whole else self.postings[w.text]
+
+        share = math.prod(seen(w) / self.total for w in subset)
         share *= math.prod(1 - w.df / self.total for w in others)
         cost, driver = min(self.total, self.k / max(share, 1e-12)) * SCAN_ROW, None
-        rarest = sorted(subset, key=lambda w: self.postings[w.text])
+        rarest = sorted(subset, key=postings_of)
         for size in range(1, len(rarest) + 1):
             words = rarest[:size]
-            postings = [self.postings[w.text] for w in words]
-            fetched = self.memory_total * math.prod(p / self.memory_total for p in postings)
-            gin_cost = sum(postings) * POSTING + fetched * FETCH_ROW
+            counts = [postings_of(w) for w in words]
+            fetched = self.memory_total * math.prod(p / self.memory_total for p in counts)
+            gin_cost = sum(counts) * POSTING + fetched * FETCH_ROW
             if gin_cost < cost:
                 cost, driver = gin_cost, words
         return cost, driver
@@ -286,24 +319,28 @@ class TopK:
             return cursor.fetchall()
 
 
+def _pair_score(words: list[Word], pair: Pair) -> float:
+    return score(words, [w in pair[0] for w in words], len(pair[1]))
+
+
 def sufficient_sets(present: list[Word], threshold: float) -> list[tuple[Word, ...]] | None:
     """The least sets of the rarest words that a fact scoring ``threshold`` must hold one of.
 
     The rarest words whose complement sums below the threshold drive; a fact's score is at
-    most the drivers it holds plus every other word, so it holds a set of drivers that
-    reaches the threshold with all the others. With more than MAX_DRIVERS drivers, or more
-    than MAX_SETS sets, each driver alone is a set (MaxScore's essential words: a fact
-    holding none of them scores below the threshold). None when the other words alone
-    could reach it.
+    most the drivers it holds plus every other word (each at its ``most``), so it holds a
+    set of drivers that reaches the threshold with all the others. With more than
+    MAX_DRIVERS drivers, or more than MAX_SETS sets, each driver alone is a set (MaxScore's
+    essential words: a fact holding none of them scores below the threshold). None when
+    the other words alone could reach it.
     """
-    ordered = sorted(present, key=lambda w: w.idf, reverse=True)
-    rest = sum(w.idf for w in ordered)
+    ordered = sorted(present, key=lambda w: w.most, reverse=True)
+    rest = sum(w.most for w in ordered)
     drivers: list[Word] = []
     for word in ordered:
         if rest < threshold:
             break
         drivers.append(word)
-        rest -= word.idf
+        rest -= word.most
     if rest >= threshold:
         return None
     if len(drivers) > MAX_DRIVERS:
@@ -311,17 +348,17 @@ def sufficient_sets(present: list[Word], threshold: float) -> list[tuple[Word, .
     sets: list[tuple[Word, ...]] = []
     # Rarest first: a set is complete when it reaches the need, and then it is least, for
     # leaving out its last (lightest) word would fall short, and so would any other.
-    tails = [sum(w.idf for w in drivers[i:]) for i in range(len(drivers) + 1)]
+    tails = [sum(w.most for w in drivers[i:]) for i in range(len(drivers) + 1)]
     stack: list[tuple[int, tuple[Word, ...], float]] = [(0, (), threshold - rest)]
     while stack:
         start, chosen, need = stack.pop()
         for i in range(start, len(drivers)):
             if tails[i] < need:
                 break  # the remaining words cannot reach it
-            if drivers[i].idf >= need:
+            if drivers[i].most >= need:
                 sets.append((*chosen, drivers[i]))
             else:
-                stack.append((i + 1, (*chosen, drivers[i]), need - drivers[i].idf))
+                stack.append((i + 1, (*chosen, drivers[i]), need - drivers[i].most))
         if len(sets) > MAX_SETS:
             return [(word,) for word in drivers]
     return sets

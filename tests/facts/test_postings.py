@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 from django.conf import settings
@@ -22,6 +23,7 @@ from memoryhub import prepared
 from tests.facts.conftest import run_for, save
 from tests.facts.test_ranking_property import (
     brute_force,
+    insert,
     lexemes,
     load,
     load_users,
@@ -141,6 +143,36 @@ def test_a_run_sees_only_its_share_through_the_index(agent, served, first_candid
         assert [(f.pk, f.score) for f in found] == brute_force(facts, query, k, ""), query
         assert all(f.owner_id in (None, me) for f in found)
     assert served["index"] >= 50, served
+
+
+def test_a_small_folder_is_answered_past_the_first_candidates(agent, monkeypatch):
+    """The first candidates (above a sample's threshold) are mostly outside a small folder,
+    so the answer comes from the later batches, chosen from every match: their scores
+    count the words held whole there too."""
+    monkeypatch.setattr(postings, "SAMPLE", 64)
+    rng = random.Random(20261207)
+    words = vocabulary(rng)
+    rng.shuffle(words)
+    load(agent, rng, words)
+    moment = datetime(2025, 6, 1, tzinfo=UTC)  # older than the rest: never first by age
+    insert(agent, [("c/", " ".join(rng.choices(words[:40], k=6)), moment) for _ in range(40)])
+    counted_as_loaded(agent)
+    facts = lexemes(agent)
+    batches = Counter()
+    original = postings.Postings._best
+
+    def best(self, candidates, scores, want):
+        batches[want > 64] += 1
+        return original(self, candidates, scores, want)
+
+    monkeypatch.setattr(postings.Postings, "_best", best)
+    scope = FactScope(agent.workspace_id, agent.id, REAL_MEMORY, Viewer(is_run=False))
+    search_facts(scope, "counted in sql", folders=[Folder("", None, False)], k=5)
+    for _ in range(40):
+        query, k = question(rng, words), rng.choice([5, 10])
+        found = search_facts(scope, query, folders=[Folder("c/", None, False)], k=k)
+        assert [(f.pk, f.score) for f in found] == brute_force(facts, query, k, "c/"), query
+    assert batches[True] >= 10, batches  # later batches answered most of them
 
 
 LONG = "where is the tall blue lighthouse of the harbour that the old captain painted"

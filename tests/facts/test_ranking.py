@@ -64,16 +64,40 @@ def test_the_score_is_the_documented_sum(alice):
         save(alice, text=text)
     score = dict(ranked(alice, "red apple"))
     red, apple = ranking.idf(4, 2), ranking.idf(4, 2)
-    assert score["red apple"] == pytest.approx(red + apple)
-    assert score["red car"] == pytest.approx(red)
+    assert score["red apple"] == pytest.approx(red + apple + 2 * ranking.WHOLE)
+    assert score["red car"] == pytest.approx(red + ranking.WHOLE)
     assert ranking.idf(4, 2) == pytest.approx(math.log1p(2.5 / 2.5))
+
+
+def test_a_word_held_whole_outranks_a_longer_word_it_starts(alice):
+    whole = save(alice, text="the direct route")["text"]
+    longer = save(alice, text="the directors met")["text"]  # newer, but only a prefix
+    results = ranked(alice, "direct")
+    assert [text for text, _ in results] == [whole, longer]
+    assert results[0][1] == pytest.approx(results[1][1] + ranking.WHOLE)
+
+
+def test_matching_more_words_outranks_holding_them_whole(alice):
+    both = save(alice, text="directors and routes")["text"]  # both only by prefix
+    save(alice, text="the direct way")
+    save(alice, text="filler words")
+    assert texts(alice, "direct route")[0] == both
+
+
+def test_facts_holding_the_same_words_whole_tie_newest_first(alice):
+    older = save(alice, text="direct flights")["text"]
+    newer = save(alice, text="a direct line")["text"]
+    save(alice, text="directors")
+    results = ranked(alice, "direct")
+    assert [text for text, _ in results[:2]] == [newer, older]
+    assert results[0][1] == results[1][1]
 
 
 def test_a_prefix_weighs_by_all_the_words_it_starts(alice):
     for text in ["director", "directors meet", "direction", "other"]:
         save(alice, text=text)
     scores = {score for _, score in ranked(alice, "direct")}
-    assert scores == {round(ranking.idf(4, 3), 6)}
+    assert scores == {round(ranking.idf(4, 3), 6)}  # none holds "direct" whole
 
 
 @pytest.mark.parametrize("query", ["İSTANBUL", "ıstanbul", "Istanbul", "istan"])

@@ -98,8 +98,9 @@ def brute_force(facts, query: str, k: int, folder: str) -> list[tuple[int, float
     scored = []
     for fact_id, path, at, lex in facts:
         matched = [any(t.startswith(w.text) for t in lex) for w in words]
+        whole = sum(w.text in lex for w in words)
         if any(matched) and path.startswith(folder):
-            scored.append(ranking.Hit(fact_id, at, ranking.score(words, matched)))
+            scored.append(ranking.Hit(fact_id, at, ranking.score(words, matched, whole)))
     return [(hit.id, hit.score) for hit in ranking.best(scored, k)]
 
 
@@ -130,6 +131,9 @@ def count_plans(monkeypatch) -> Counter:
             found = _original(self, *args)
             if _name == "_exactly":
                 plans[f"subset_{driver is None}"] += 1
+                subset, whole = args[0]
+                held = "whole" if whole == subset else "part" if whole else "longer"
+                plans[f"pair_{held}"] += 1
             elif _name != "_descend" or found is not None:  # the descent found the top k
                 plans[_name] += 1
             return found
@@ -156,8 +160,8 @@ def test_top_k_is_the_brute_force_top_k(agent, tenant, monkeypatch):
         found = search_facts(scope, query, folders=[Folder(folder, None, False)], k=k)
         expected = brute_force(facts, query, k, folder)
         assert [(f.pk, f.score) for f in found] == expected, (query, k, folder)
-    assert plans.keys() >= {"_rare_candidates", "_descend", "subset_True",
-                            "subset_False"}, plans  # fmt: skip
+    assert plans.keys() >= {"_rare_candidates", "_descend", "subset_True", "subset_False",
+                            "pair_whole", "pair_part", "pair_longer"}, plans  # fmt: skip
 
 
 def load_users(agent, rng: random.Random, words: list[str], me: str) -> None:
@@ -200,4 +204,5 @@ def test_a_runs_top_k_is_the_brute_force_top_k_of_what_it_may_see(agent, monkeyp
         found = search_facts(scope, query, folders=[folder], k=k)
         expected = brute_force(facts, query, k, folder.path)
         assert [(f.pk, f.score) for f in found] == expected, (query, k, folder)
-    assert {"_rare_candidates", "subset_True", "subset_False", "_read_all"} <= plans.keys()
+    assert {"_rare_candidates", "subset_True", "subset_False", "_read_all", "pair_whole",
+            "pair_longer"} <= plans.keys(), plans  # fmt: skip
