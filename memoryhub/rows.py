@@ -22,11 +22,18 @@ _INSERT = "i{n} AS (INSERT INTO {table} ({columns}) VALUES ({values}) RETURNING 
 def insert(*objects: Model) -> None:
     """Insert ``objects`` (new, unsaved) in this order; an auto primary key left unset is
     set from the database. Database errors are Django's (an ``IntegrityError`` names its
-    constraint in ``__cause__.diag``)."""
+    constraint in ``__cause__.diag``).
+
+    Refused before anything is written: a related object without its key (it would only
+    come back from this statement: ``ValueError``, as ``save()`` refuses it), a value that
+    is an expression (``F()``, ``Now()``, a ``db_default`` left to the database:
+    ``TypeError``), and proxy or multi-table models (``TypeError``)."""
+    for obj in objects:
+        obj._prepare_related_fields_for_save(operation_name="rows.insert")
     shapes = tuple((type(obj), obj.pk is None) for obj in objects)
     sql, fields = _statement(shapes)
     params = [
-        field.get_db_prep_save(field.pre_save(obj, add=True), connection)
+        field.get_db_prep_save(_value(obj, field), connection)
         for obj, own in zip(objects, fields, strict=True)
         for field in own
     ]
@@ -38,12 +45,22 @@ def insert(*objects: Model) -> None:
         obj._state.db = connection.alias
 
 
+def _value(obj: Model, field: Field) -> object:
+    value = field.pre_save(obj, add=True)
+    if hasattr(value, "resolve_expression"):
+        name = f"{type(obj).__name__}.{field.name}"
+        raise TypeError(f"rows.insert writes values, not expressions ({name}); use save()")
+    return value
+
+
 @cache
 def _statement(shapes: tuple[tuple[type[Model], bool], ...]) -> tuple[str, list[list[Field]]]:
     quote = connection.ops.quote_name
     parts, fields = [], []
     for n, (model, auto_key) in enumerate(shapes):
         meta = model._meta
+        if meta.proxy or meta.parents:  # their rows span tables this statement does not
+            raise TypeError(f"rows.insert takes a concrete model without parents: {model}")
         own = [
             f
             for f in meta.local_concrete_fields
