@@ -12,7 +12,7 @@ Query words are split by their document frequency in the memory:
   soon as the next pair scores below the k-th result (MaxScore's bound, per pair). Each
   pair's query reads newest first until it has ``k`` rows, or, when the pair is too rare
   for that, lets the GIN index intersect its rarest words: whichever the statistics say
-  costs less.
+  costs less. A walk that would cost more than scoring every match scores every match.
 
 Staff, and a run that sees most of the memory, read it newest first along
 ``fact_agent_newest``. A run in a memory that is mostly other users' folders reads the
@@ -44,6 +44,7 @@ EPSILON = 1e-9  # the bound is summed in another order than the score: cover rou
 # Rough costs in microseconds, measured on PostgreSQL 15 (bench/bench_search.py): a row
 # read newest first and tested, a posting read from GIN, a row fetched from a GIN bitmap.
 SCAN_ROW, POSTING, FETCH_ROW = 1.6, 0.4, 4.0
+QUERY = 150.0  # one more query of the walk: its round trip, parsing and planning
 
 _NEWEST = "ORDER BY updated_at DESC, id DESC LIMIT %s"
 # The same order within one owner's facts. owner_id leads so that only fact_owner_newest
@@ -118,9 +119,11 @@ class TopK:
                 break
             others = [w for w in present if w not in pair[0]]
             cost, driver = self._subset_plan(pair, others)
-            spent += cost
+            spent += cost + QUERY
             if spent > self._read_all_cost():  # the walk would cost more than reading it all
                 return self._read_all(words, present)
+            if spent > self._every_match_cost(present):  # ... or than scoring every match
+                return self._score_every_match(words, present)
             rows = self._exactly(pair, others, driver)
             hits = best(hits + [Hit(i, at, pair_score) for i, at in rows], self.k)
         return hits

@@ -164,6 +164,36 @@ def test_top_k_is_the_brute_force_top_k(agent, tenant, monkeypatch):
                             "pair_whole", "pair_part", "pair_longer"}, plans  # fmt: skip
 
 
+@pytest.mark.django_db
+def test_a_walk_costlier_than_scoring_every_match_scores_every_match(agent, monkeypatch):
+    """Five common words make up to 242 pairs: past the cost of scoring every match (each
+    query counted with its round trip), the walk stops and every match is scored."""
+    rng = random.Random(20261206)
+    words = vocabulary(rng)
+    rng.shuffle(words)
+    load(agent, rng, words)
+    facts = lexemes(agent)
+    calls: list[str] = []
+    for name in ("_exactly", "_score_every_match", "_descend"):
+        original = getattr(TopK, name)
+
+        def called(self, *args, _original=original, _name=name):
+            calls.append(_name)
+            return _original(self, *args)
+
+        monkeypatch.setattr(TopK, name, called)
+    scope = FactScope(agent.workspace_id, agent.id, REAL_MEMORY, Viewer(is_run=False))
+    walked_then_scored = 0
+    for _ in range(30):
+        calls.clear()
+        query = " ".join(rng.sample(words[:12], 5))
+        found = search_facts(scope, query, folders=[Folder("", None, False)], k=10)
+        assert [(f.pk, f.score) for f in found] == brute_force(facts, query, 10, ""), query
+        assert len([c for c in calls if c == "_exactly"]) <= 30, (query, calls)
+        walked_then_scored += calls[-1:] == ["_score_every_match"] and "_exactly" in calls
+    assert walked_then_scored >= 3, "the walk gave way to scoring every match"
+
+
 def load_users(agent, rng: random.Random, words: list[str], me: str) -> None:
     """FACTS facts, most in other end users' folders: a run sees a small share of them."""
     weights = [1 / (rank + 1) for rank in range(len(words))]
