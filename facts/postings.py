@@ -19,7 +19,7 @@ transaction that has written (what it read could still be rolled back), for a me
 without counter rows, or for a memory smaller than ``facts.index_min_facts``; then the
 search runs in SQL (``facts.topk``), with the same results.
 
-Memory: about 25 bytes per posting (26 MB for the 1.06 million postings of 100,000 facts
+Memory: about 28 bytes per posting (29 MB for the 1.06 million postings of 100,000 facts
 of the benchmark's text). A process's indexes together hold at most
 ``facts.index_max_postings`` postings (the least recently searched memories are dropped
 first); a memory bigger than that alone is searched in SQL; 0 turns the index off.
@@ -252,7 +252,9 @@ class Postings:
         """Add to the scores at ``slots`` WHOLE times the words each holds whole, as the SQL
         adds it (idf sum + count × WHOLE, so ties stay ties), from the slots' own lexemes:
         a few hundred slots' lexemes, not the query words' postings."""
-        wanted = [self.code_of[w.text] for w in words if w.text in self.code_of]
+        # As the SQL counts them: the words some fact the searcher sees holds whole.
+        held = [w.text for w in words if w.held_whole]
+        wanted = [self.code_of[t] for t in held if t in self.code_of]
         if not wanted or not len(slots):
             return
         is_wanted = np.zeros(len(self.code_of), bool)

@@ -13,10 +13,13 @@ capped at ``N`` (the term statistics, ``facts.terms``). Then
 and results are ordered by score, then ``updated_at``, then id, all descending. A fact
 holds ``w`` whole when one of its lexemes is ``w`` itself, not only a longer word starting
 with it: ``direct`` ranks a fact saying ``direct`` before one saying only ``directors``.
-WHOLE is small (0.001) so that matching more or rarer words counts first; among facts
-matching the same words it puts those holding them whole before those that only start
-with them: what a reader expects of a word typed in full, and what lifted the known-item
-test's success@1 (issue 18; the README has the figures).
+WHOLE is small (0.001) beside a word's idf (0.69 for a word in half the facts, 3.0 in one
+in twenty), so matching more words counts first but for words in nearly every fact, and
+which words matched counts first but for idf sums within 0.001 a word of each other
+(common words of close frequencies). Among facts matching the same words it puts those
+holding them whole before those that only start with them: what a reader expects of a
+word typed in full, and what lifted the known-item test's success@1 (issue 18; the README
+has the figures).
 
 How often a word repeats in a fact and how long the fact is do not count: facts are short,
 and a score that depends only on *which* words matched, and how, is what lets the search
