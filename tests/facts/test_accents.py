@@ -131,6 +131,13 @@ def test_exact_and_folded_spellings_tie_newest_first(alice):
         assert results[0]["score"] == results[1]["score"]
 
 
+def test_an_accented_word_is_held_whole_by_its_unaccented_query(alice):
+    whole = save(alice, text="Ayşe aradı")["text"]
+    longer = save(alice, text="ayseler geldi")["text"]  # newer, but only a longer word
+    for query in ("ayse", "AYŞE"):
+        assert [f["text"] for f in found(alice, query)] == [whole, longer], query
+
+
 def test_one_word_has_one_statistic_whatever_its_spelling(spellings, agent):
     memory = terms.Memory(agent.id, "")
     accented, plain = (
