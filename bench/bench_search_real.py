@@ -301,7 +301,7 @@ def index_build(agent) -> dict:
         if traced:
             tracemalloc.start()
         started = time.perf_counter()
-        with postings.opened(memory) as index:
+        with postings.opened(memory, [], None) as index:
             assert index is not None, "the bench's memory must be indexed"
             figures.setdefault("build_seconds", round(time.perf_counter() - started, 2))
             figures.update(postings=index.postings, lexemes=len(index.lexemes))

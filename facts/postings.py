@@ -44,13 +44,18 @@ from memoryhub import prepared
 from memoryhub.conf import setting
 
 # The memory's counter shards, the statistics' epoch (bumped by a recount) and whether
-# this transaction has written anything.
-_STAMPS_SQL = """
-SELECT id, shard, changes, count,
+# this transaction has written anything; then, in the same snapshot, the statistics of the
+# query words the index does not remember (terms.FREQUENCY_ROWS).
+_STAMPS_SQL = f"""
+SELECT 0, shard, id, changes, count,
        (SELECT last_value + is_called::int FROM facts_search_epoch),
-       pg_current_xact_id_if_assigned() IS NOT NULL
-FROM facts_factquota WHERE agent_id = %s AND scope = %s ORDER BY shard
-"""
+       pg_current_xact_id_if_assigned() IS NOT NULL, NULL, NULL, NULL, NULL
+FROM facts_factquota WHERE agent_id = %(agent)s AND scope = %(scope)s
+UNION ALL
+SELECT 1, r.i, NULL, NULL, NULL, NULL, NULL, s.seen, s.every, w.seen, w.every
+FROM {terms.FREQUENCY_ROWS}
+ORDER BY 1, 2
+"""  # noqa: S608 - constant SQL
 # A first row (its id NULL) with the shards' changes and the facts counted, read in the
 # same statement (one snapshot) as the facts that follow it.
 _HEADER = """
@@ -304,15 +309,9 @@ class Postings:
     ) -> Frequencies:
         """``terms.document_frequencies``, remembered until the memory changes."""
         who = None if owners is None else tuple(owners)
-        if len(self.counts) > MEMO_WORDS * 8:
-            self.counts.clear()
-        missing = [w for w in words if (who, w) not in self.counts]
+        missing = self.missing(words, owners)
         if missing or (who, "") not in self.counts:
-            found = terms.document_frequencies(memory, missing, owners)
-            self.counts[(who, "")] = (found.total, found.memory_total)
-            columns = (found.dfs, found.postings, found.whole_dfs, found.whole_postings)
-            for word, *counts in zip(missing, *columns, found.longer, strict=True):
-                self.counts[(who, word)] = tuple(counts)
+            self.remember(missing, owners, terms.document_frequencies(memory, missing, owners))
         total, memory_total = self.counts[(who, "")]
         seen, every, whole, every_whole, longer = (
             zip(*[self.counts[(who, w)] for w in words], strict=True) if words else ((),) * 5
@@ -320,6 +319,21 @@ class Postings:
         return Frequencies(
             total, [*seen], memory_total, [*every], [*whole], [*every_whole], [*longer]
         )
+
+    def missing(self, words: list[str], owners: list[str] | None) -> list[str]:
+        """The words whose statistics for ``owners`` are not remembered."""
+        who = None if owners is None else tuple(owners)
+        if len(self.counts) > MEMO_WORDS * 8:
+            self.counts.clear()
+        return [w for w in words if (who, w) not in self.counts]
+
+    def remember(self, words: list[str], owners: list[str] | None, found: Frequencies) -> None:
+        """Keep the words' statistics until the memory changes."""
+        who = None if owners is None else tuple(owners)
+        self.counts[(who, "")] = (found.total, found.memory_total)
+        columns = (found.dfs, found.postings, found.whole_dfs, found.whole_postings)
+        for word, *counts in zip(words, *columns, found.longer, strict=True):
+            self.counts[(who, word)] = tuple(counts)
 
     def search(
         self, words: list[Word], owners: list[str] | None, k: int, check: Check
@@ -430,28 +444,34 @@ def note(memory: Memory, memory_total: int) -> None:
 
 
 @contextmanager
-def opened(memory: Memory) -> Iterator[Postings | None]:
-    """The memory's index, up to date, held for one search; None where it must not be used
-    (see the module's docstring), and then the search runs in SQL."""
+def opened(memory: Memory, words: list[str], owners: list[str] | None) -> Iterator[Postings | None]:
+    """The memory's index, up to date, held for one search of ``words`` by a searcher who
+    sees ``owners``' facts, with their statistics; None where it must not be used (see the
+    module's docstring), and then the search runs in SQL."""
     limit = setting("facts.index_max_postings")
     if not limit or memory not in _BIG or _TOO_BIG.get(memory) == limit:
         yield None
         return
     with _LOCK:
-        yield _current(memory, limit)
+        yield _current(memory, limit, words, owners)
 
 
-def _current(memory: Memory, limit: int) -> Postings | None:
-    rows = prepared.fetch_all(_STAMPS_SQL, [memory.agent_id, memory.scope])
-    if not rows or rows[0][1] != 0 or rows[0][5]:
+def _current(
+    memory: Memory, limit: int, words: list[str], owners: list[str] | None
+) -> Postings | None:
+    cached = _CACHE.get(memory)
+    wanted = words if cached is None else cached.missing(words, owners)
+    fetched = prepared.fetch_all(_STAMPS_SQL, terms.parameters(memory, wanted, owners))
+    rows = [row[1:7] for row in fetched if row[0] == 0]  # shard, id, changes, count, epoch
+    if not rows or rows[0][0] != 0 or rows[0][5]:
         return None  # no counter rows, or this transaction has written
     counted = sum(row[3] for row in rows)
     if counted < setting("facts.index_min_facts"):
         _BIG.pop(memory, None)
         _CACHE.pop(memory, None)
         return None
-    key = (rows[0][0], rows[0][4])
-    stamps = {row[1]: row[2] for row in rows}
+    key = (rows[0][1], rows[0][4])
+    stamps = {row[0]: row[2] for row in rows}
     index = _CACHE.pop(memory, None)
     if index is None or index.key != key or not _caught_up(index, memory, stamps, counted):
         index = Postings(key)
@@ -466,6 +486,8 @@ def _current(memory: Memory, limit: int) -> Postings | None:
     _CACHE[memory] = index
     while sum(p.postings for p in _CACHE.values()) > limit:
         _CACHE.popitem(last=False)
+    if index.stamps == stamps:  # it holds what the statistics count: the same snapshot
+        index.remember(wanted, owners, terms.frequencies_of([r[7:] for r in fetched if r[0]]))
     return index
 
 

@@ -119,7 +119,7 @@ def ranked(
         raise ValueError("ranked() needs the facts of one memory (agent_id and scope)")
     if not words:
         return []
-    with postings.opened(memory) as index:
+    with postings.opened(memory, words, owners) as index:
         if index is None:
             stats = terms.document_frequencies(memory, words, owners)
             postings.note(memory, stats.memory_total)

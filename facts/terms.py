@@ -18,9 +18,10 @@ TOP = "\U0010ffff"
 # ids; NULL: all) and every fact of the memory (what its indexes hold), each also for the
 # word's own lexeme (the word held whole), a second, short scan. The first range,
 # from '' to U+0001 (the least non-empty text), holds only the empty term: the fact count.
-_FREQUENCIES_SQL = """
-SELECT s.seen, s.every, w.seen, w.every
-FROM unnest(%(lows)s::text[], %(highs)s::text[]) WITH ORDINALITY AS r(low, high, i)
+# A FROM clause (r.i, s.*, w.*), so that facts.postings can read them in the statement that
+# reads the counter shards' stamps: one round trip, one snapshot.
+FREQUENCY_ROWS = """
+unnest(%(lows)s::text[], %(highs)s::text[]) WITH ORDINALITY AS r(low, high, i)
 CROSS JOIN LATERAL (
     SELECT coalesce(sum(t.facts) FILTER (WHERE %(owners)s::text[] IS NULL
                                             OR t.owner = ANY(%(owners)s::text[])), 0) AS seen,
@@ -36,8 +37,8 @@ CROSS JOIN LATERAL (
     FROM facts_factterm t
     WHERE t.agent_id = %(agent)s AND t.scope = %(scope)s AND t.term = r.low
 ) AS w
-ORDER BY r.i
 """
+_FREQUENCIES_SQL = f"SELECT s.seen, s.every, w.seen, w.every FROM {FREQUENCY_ROWS} ORDER BY r.i"  # noqa: S608
 
 # The statistics of every fact present, as the triggers keep them.
 EXPECTED_SQL = """
@@ -89,14 +90,23 @@ def document_frequencies(
     ``owners`` limits ``total`` and ``dfs`` to the facts of those owners ("" for the shared
     ones, end user ids for their folders): the facts the searcher may see. None: all.
     """
-    params = {
+    return frequencies_of(prepared.fetch_all(_FREQUENCIES_SQL, parameters(memory, words, owners)))
+
+
+def parameters(memory: Memory, words: list[str], owners: list[str] | None) -> dict:
+    """``FREQUENCY_ROWS``' parameters (with ``agent`` and ``scope``)."""
+    return {
         "agent": memory.agent_id,
         "scope": memory.scope,
         "lows": ["", *words],
         "highs": ["\x01", *(word + TOP for word in words)],
         "owners": owners,
     }
-    (total, memory_total, _, _), *rows = prepared.fetch_all(_FREQUENCIES_SQL, params)
+
+
+def frequencies_of(rows: list[tuple]) -> Frequencies:
+    """``FREQUENCY_ROWS``' (seen, every, seen whole, every whole), in order, as Frequencies."""
+    (total, memory_total, _, _), *rows = rows
     return Frequencies(
         total,
         [min(int(row[0]), total) for row in rows],

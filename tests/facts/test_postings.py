@@ -13,6 +13,7 @@ import pytest
 from django.conf import settings
 from django.db import connection, transaction
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 
 from facts import postings, shards, terms
 from facts.models import Fact, FactQuota
@@ -202,6 +203,29 @@ def test_the_index_sees_new_replaced_and_deleted_facts(run_api, served, every_qu
     assert run_api.delete(f"/v0/memory/facts/{replaced['id']}").status_code == 204
     assert new["id"] not in ids(run_api, f"{LONG} remains", k=50)
     assert served["index"] == 5 and served["sql"] == 0, served
+
+
+def test_a_question_reads_the_stamps_and_its_statistics_in_one_round_trip(
+    run_api, served, every_query, monkeypatch
+):
+    """Three round trips for a question in an unchanged memory: the run token, the
+    counter shards' stamps with the statistics of the words the index does not hold, and
+    the check of the best candidates."""
+    seed_harbour(run_api)
+    ids(run_api)  # counted in SQL
+    ids(run_api)  # the index is built
+    statements: list[str] = []
+    original = prepared.fetch_all
+
+    def fetch_all(sql, params):
+        statements.append(sql)
+        return original(sql, params)
+
+    monkeypatch.setattr(prepared, "fetch_all", fetch_all)
+    with CaptureQueriesContext(connection) as orm:
+        found = ids(run_api, LONG + " zeppelin lighthouses")  # words it has no statistics of
+    assert found and served["index"] == 2, served  # the second search and this one
+    assert len(statements) + len(orm) == 3, [*statements, *(q["sql"] for q in orm)]
 
 
 def test_a_word_most_facts_hold_is_found_in_facts_written_after_it_was_searched(
