@@ -11,8 +11,9 @@ PostgreSQL only whether the best few are still there and pass the search's condi
 (folders, visibility): the first ``k`` that do are the answer.
 
 It stays exact by the change stamps of migration 0012. Before each search it reads the
-memory's counter shards (one short query): if their ``changes`` are those it was built
-at, it holds every committed fact; else it reads the facts stamped since, per shard. A
+memory's counter shards (one short query, with the statistics of the query words it does
+not remember): if their ``changes`` are those it was built at, it holds every committed
+fact; else it reads the facts stamped since, per shard. A
 fact deleted since still sits in the index; the check in PostgreSQL drops it, and the
 index is built anew once such leftovers pass a quarter of the memory. It is not used in a
 transaction that has written (what it read could still be rolled back), for a memory
