@@ -269,8 +269,8 @@ class Postings:
         low, lengths = starts[slots], starts[slots + 1] - starts[slots]
         ends = np.cumsum(lengths)
         at = np.arange(ends[-1]) + np.repeat(low - (ends - lengths), lengths)
-        held = is_wanted[np.frombuffer(self.codes, np.int32)[at]]
-        counts = np.bincount(np.repeat(np.arange(len(slots)), lengths)[held], minlength=len(slots))
+        hits = is_wanted[np.frombuffer(self.codes, np.int32)[at]]
+        counts = np.bincount(np.repeat(np.arange(len(slots)), lengths)[hits], minlength=len(slots))
         scores[slots] += counts * WHOLE
 
     def ranked(

@@ -14,30 +14,25 @@ from memoryhub import prepared
 # Above every code point a lexeme can hold: [word, word + TOP) is the word's prefix range.
 TOP = "\U0010ffff"
 
+# The facts seen and every fact, of the term rows matching {terms}.
+_SUMS = """(
+    SELECT coalesce(sum(t.facts) FILTER (WHERE %(owners)s::text[] IS NULL
+                                            OR t.owner = ANY(%(owners)s::text[])), 0) AS seen,
+           coalesce(sum(t.facts), 0) AS every
+    FROM facts_factterm t
+    WHERE t.agent_id = %(agent)s AND t.scope = %(scope)s AND {terms}
+)"""
 # One range scan per word: the facts the searcher may see (%(owners)s: '' shared, end user
 # ids; NULL: all) and every fact of the memory (what its indexes hold), each also for the
 # word's own lexeme (the word held whole), a second, short scan. The first range,
 # from '' to U+0001 (the least non-empty text), holds only the empty term: the fact count.
 # A FROM clause (r.i, s.*, w.*), so that facts.postings can read them in the statement that
 # reads the counter shards' stamps: one round trip, one snapshot.
-FREQUENCY_ROWS = """
+FREQUENCY_ROWS = f"""
 unnest(%(lows)s::text[], %(highs)s::text[]) WITH ORDINALITY AS r(low, high, i)
-CROSS JOIN LATERAL (
-    SELECT coalesce(sum(t.facts) FILTER (WHERE %(owners)s::text[] IS NULL
-                                            OR t.owner = ANY(%(owners)s::text[])), 0) AS seen,
-           coalesce(sum(t.facts), 0) AS every
-    FROM facts_factterm t
-    WHERE t.agent_id = %(agent)s AND t.scope = %(scope)s
-      AND t.term >= r.low AND t.term < r.high
-) AS s
-CROSS JOIN LATERAL (
-    SELECT coalesce(sum(t.facts) FILTER (WHERE %(owners)s::text[] IS NULL
-                                            OR t.owner = ANY(%(owners)s::text[])), 0) AS seen,
-           coalesce(sum(t.facts), 0) AS every
-    FROM facts_factterm t
-    WHERE t.agent_id = %(agent)s AND t.scope = %(scope)s AND t.term = r.low
-) AS w
-"""
+CROSS JOIN LATERAL {_SUMS.format(terms="t.term >= r.low AND t.term < r.high")} AS s
+CROSS JOIN LATERAL {_SUMS.format(terms="t.term = r.low")} AS w
+"""  # noqa: S608 - constant SQL
 _FREQUENCIES_SQL = f"SELECT s.seen, s.every, w.seen, w.every FROM {FREQUENCY_ROWS} ORDER BY r.i"  # noqa: S608
 
 # The statistics of every fact present, as the triggers keep them.
@@ -131,5 +126,5 @@ def exact(lexeme: str) -> str:
 def keyed(memory: Memory, word: str, whole: bool = False) -> str:
     """The prefix operand of ``word`` within this memory's keyed lexemes (``whole``: the
     operand of the word's own lexeme)."""
-    operand = quoted(f"{memory.agent_id} {memory.scope} {word}")
-    return operand[:-2] if whole else operand
+    lexeme = f"{memory.agent_id} {memory.scope} {word}"
+    return exact(lexeme) if whole else quoted(lexeme)

@@ -118,7 +118,7 @@ class TopK:
             if len(hits) >= self.k and pair_score < hits[self.k - 1].score:
                 break
             others = [w for w in present if w not in pair[0]]
-            cost, driver = self._subset_plan(pair, others)
+            cost, driver = self._pair_plan(pair, others)
             spent += cost + QUERY
             if spent > self._read_all_cost():  # the walk would cost more than reading it all
                 return self._read_all(words, present)
@@ -238,7 +238,7 @@ class TopK:
         sql = f"SELECT * FROM ({union}) AS parts {_NEWEST}"  # noqa: S608 - our own SQL
         return self._fetch_unsorted(sql, [*params, self.k])
 
-    def _subset_plan(self, pair: Pair, others: list[Word]) -> tuple[float, list[Word] | None]:
+    def _pair_plan(self, pair: Pair, others: list[Word]) -> tuple[float, list[Word] | None]:
         """The cheaper way to the pair's k newest facts, and its cost: (cost, GIN driver),
         or (cost, None) to scan newest first.
 
