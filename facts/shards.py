@@ -132,13 +132,22 @@ def take(memory: Memory) -> int:
     return shard
 
 
-def count_one_more(memory: Memory, workspace_id: str, limit: int, *, exact: bool) -> None:
+def taking_one(memory: Memory) -> tuple[str, dict]:
+    """The statement ``count_one_more`` starts with (without ``exact``), for a caller that
+    sends it together with others (``prepared.fetch_together``) and passes on its rows."""
+    return _TAKE_ONE_SQL, _params(memory, 0)
+
+
+def count_one_more(
+    memory: Memory, workspace_id: str, limit: int, *, exact: bool, taken: list | None = None
+) -> None:
     """Count a new fact, or refuse it when the memory is full (409 memory_full).
 
     Without ``exact``, raises ``NearTheLimit`` when the count may pass the limit; the caller
     then rolls its transaction (or savepoint) back, which lets the shard go, and calls again
     with ``exact``. That call must come before anything else in the transaction locks the
     memory's shards: it waits for every shard, which must not be held while it waits.
+    ``taken``: the rows of ``taking_one``, when the caller has run it already.
     """
     if exact:
         ensure(memory, workspace_id)
@@ -148,7 +157,8 @@ def count_one_more(memory: Memory, workspace_id: str, limit: int, *, exact: bool
             )
         add(memory, 1)
         return
-    counts = prepared.fetch_one(_TAKE_ONE_SQL, _params(memory, 0))
+    taken = prepared.fetch_all(*taking_one(memory)) if taken is None else taken
+    counts = taken[0] if taken else None
     if counts is None:  # no shard free, or no counter rows yet
         ensure(memory, workspace_id)
         counts = prepared.fetch_one(_ADD_ONE_SQL, _params(memory, take(memory)))

@@ -37,3 +37,22 @@ def fetch_all(sql: str, params: Params) -> list[tuple]:
 def fetch_one(sql: str, params: Params) -> tuple | None:
     rows = fetch_all(sql, params)
     return rows[0] if rows else None
+
+
+def fetch_together(*statements: tuple[str, Params]) -> list[list[tuple]]:
+    """The rows of each statement, all sent in one round trip (psycopg's pipeline mode; a
+    transaction not yet begun takes one more, as psycopg waits for its ``BEGIN``). They
+    run in order; an error in one skips those after it, and the transaction is aborted."""
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        return [fetch_all(sql, params) for sql, params in statements]
+    cursors = [psycopg.Cursor(raw) for _ in statements]
+    try:
+        with connection.wrap_database_errors, raw.pipeline():
+            for cursor, (sql, params) in zip(cursors, statements, strict=True):
+                cursor.execute(sql, params, prepare=True)
+        return [cursor.fetchall() for cursor in cursors]
+    finally:
+        for cursor in cursors:
+            cursor.close()

@@ -115,8 +115,8 @@ def _write(
 ) -> Written:
     """One attempt, in one transaction (a savepoint inside a caller's)."""
     with transaction.atomic():
-        _lock_running_runs(scope)
         if request.replaces is not None:
+            _lock_running_runs(scope)
             return _replace(principal, scope, request, within)
         return _create(principal, scope, request, exact=exact)
 
@@ -204,10 +204,17 @@ def _lock_running_runs(scope: FactScope) -> None:
     FOR SHARE conflicts with ending the run and with erasing its end user, so a write either
     lands before them (and they see it) or after them (and is refused).
     """
-    if scope.run is None:
-        return
+    if scope.run is not None:
+        _check_running(scope, prepared.fetch_all(*_locking_running_runs(scope)))
+
+
+def _locking_running_runs(scope: FactScope) -> tuple[str, list]:
     run_ids = sorted({scope.run.id, scope.scope} - {""})
-    running = {row[0] for row in prepared.fetch_all(_RUNNING_SQL, [run_ids, Run.Status.RUNNING])}
+    return _RUNNING_SQL, [run_ids, Run.Status.RUNNING]
+
+
+def _check_running(scope: FactScope, rows: list[tuple]) -> None:
+    running = {row[0] for row in rows}
     if scope.run.id not in running:
         raise ApiError(401, "the run has ended", reason=Reason.RUN_ENDED)
     if scope.scope and scope.scope not in running:
@@ -215,10 +222,17 @@ def _lock_running_runs(scope: FactScope) -> None:
 
 
 def _create(principal: Principal, scope: FactScope, request: _Request, *, exact: bool) -> Written:
-    # First: it takes the shard the fact's statistics go to, and near the limit all of them.
-    shards.count_one_more(
-        scope.memory, scope.workspace_id, setting("facts.max_facts_per_agent"), exact=exact
-    )
+    # The run held, then the count: it takes the shard the fact's statistics go to (near
+    # the limit all of them). Usually both in the transaction's first round trip.
+    limit, taken = setting("facts.max_facts_per_agent"), None
+    if exact:
+        _lock_running_runs(scope)
+    else:
+        running, taken = prepared.fetch_together(
+            _locking_running_runs(scope), shards.taking_one(scope.memory)
+        )
+        _check_running(scope, running)
+    shards.count_one_more(scope.memory, scope.workspace_id, limit, exact=exact, taken=taken)
     now = timezone.now()
     fact = Fact(
         id=fact_models.new_fact_id(),  # looked up here, so tests can force a clash

@@ -20,6 +20,7 @@ from facts.services.writing import delete_fact, write_fact
 from memoryhub.principals import Principal
 from tests.facts.conftest import counted, run_for, save, token_for
 from tests.parallel import in_parallel
+from tests.protocol import round_trips
 
 FACTS = "/v0/memory/facts"
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -137,4 +138,25 @@ def test_erasing_a_person_leaves_no_statistics_of_their_words(tenant, agent, own
     assert response.status_code == 200, response.content
     assert response.json()["verified"] is True, response.json()
     assert not FactTerm.objects.exclude(owner="").exists()  # alice had the only folder
+    assert checks.term_differences() == [] and checks.counter_differences() == []
+
+
+def test_a_fact_is_saved_in_five_round_trips(tenant, agent):
+    """The run token; BEGIN (psycopg waits for it); the run held and the fact counted, sent
+    together; the rows; COMMIT. One busy agent's writes are bound by CPU, not locks, and
+    each round trip costs it on both sides."""
+    _, alice = run_for(tenant, agent, "alice")
+    save(alice, "notes/", "the first fact")  # the memory's counter rows exist
+    with round_trips() as sent:
+        save(alice, "notes/", "the second fact")
+    assert len(sent) == 5, sent
+    assert sent[2].count("Execute") == 2, sent  # two statements, one round trip
+
+
+def test_a_write_of_an_ended_run_counts_nothing(tenant, agent, ended_run_api):
+    """The count is taken in the same round trip as the run's lock, before the run is
+    seen to have ended: the transaction undoes it."""
+    response = ended_run_api.post(FACTS, {"path": "notes/", "text": "too late"})
+    assert response.status_code == 401 and response.json()["error"]["reason"] == "run_ended"
+    assert counted(agent) == 0 and not Fact.objects.filter(agent=agent).exists()
     assert checks.term_differences() == [] and checks.counter_differences() == []

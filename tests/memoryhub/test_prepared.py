@@ -6,6 +6,10 @@ from django.db import DatabaseError, connection, transaction
 from memoryhub import prepared
 from memoryhub.auth import _RUN_BY_TOKEN
 from tests.conftest import Api
+from tests.protocol import round_trips
+
+_TWO = ("SELECT %s::int", [2])
+_WORDS = ("SELECT unnest(%(words)s::text[])", {"words": ["tea", "cup"]})
 
 
 def _prepared_statements() -> list[str]:
@@ -42,3 +46,30 @@ def test_turned_off_they_run_as_ordinary_queries(run_api, monkeypatch):
 def test_database_errors_come_out_as_djangos(db):
     with pytest.raises(DatabaseError), transaction.atomic():
         prepared.fetch_all("SELECT no_such_column FROM memoryhub_run WHERE id = %s", ["x"])
+
+
+def test_statements_sent_together_take_one_round_trip_and_keep_their_order(db):
+    prepared.fetch_all(*_TWO)  # the test's transaction begun (psycopg waits for a BEGIN)
+    with round_trips() as sent:
+        rows = prepared.fetch_together(_TWO, _WORDS, _TWO)
+    assert rows == [[(2,)], [("tea",), ("cup",)], [(2,)]]
+    assert len(sent) == 1 and sent[0].count("Execute") == 3, sent
+
+
+def test_statements_sent_together_run_as_ordinary_queries_when_turned_off(db, monkeypatch):
+    connection.ensure_connection()
+    monkeypatch.setattr(connection.connection, "prepare_threshold", None)
+    assert prepared.fetch_together(_TWO, _WORDS) == [[(2,)], [("tea",), ("cup",)]]
+
+
+def test_an_error_among_statements_sent_together_is_djangos_and_writes_nothing(db):
+    broken = ("SELECT no_such_column FROM memoryhub_run WHERE id = %s", ["x"])
+    written = (
+        "INSERT INTO memoryhub_workspace (id, name, created_at) VALUES ('ws_x', 'x', now())",
+        [],
+    )
+    with pytest.raises(DatabaseError), transaction.atomic():
+        prepared.fetch_together(_TWO, broken, written)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM memoryhub_workspace WHERE id = 'ws_x'")
+        assert cursor.fetchone() == (0,)
