@@ -44,6 +44,7 @@ SEED = 7
 # The indexes issue 7 added: writes are timed without them first, then with them.
 LATER_INDEXES = ("fact_memory_terms_gin", "fact_owner_newest")
 CLASSES = ("1_word", "2_words", "4_words", "two_letter_prefix", "2_rare_words")
+SLOWEST = 5  # queries kept with their times, per class
 _COLUMNS = ("workspace_id, agent_id, scope, path, text, tags, confidence, version, run_id, "
             "written_by, created_at, updated_at, search_text")  # fmt: skip
 
@@ -149,7 +150,12 @@ def _timed(call: Callable[[str], object], queries: list[str]) -> dict:
         started = time.perf_counter()
         call(query)
         samples.append(time.perf_counter() - started)
-    return common.percentiles(samples)
+    # What the tail is made of: the slowest queries, with their place in the sequence.
+    slowest = sorted(range(len(samples)), key=samples.__getitem__)[-SLOWEST:][::-1]
+    return {
+        **common.percentiles(samples),
+        "slowest": [[round(samples[n] * 1000, 2), n, queries[n]] for n in slowest],
+    }
 
 
 def _http(base: str, token: str) -> Callable[[str], object]:

@@ -287,6 +287,13 @@ class TopK:
         return [Hit(*row) for row in rows]
 
     def _score_every_match(self, words: list[Word], present: list[Word]) -> list[Hit]:
+        """Every fact holding a present word, scored: the matches alone through the GIN
+        index, unless reading the memory's range costs less. Not the planner's choice: with
+        statistics that predate the memory's facts, it read the whole range for a word in
+        433 of 100,000 facts (27 ms instead of 2)."""
+        read = sum(self.postings[w.text] for w in present) * POSTING
+        if read + self._every_match_cost(present) < self.memory_total * SCAN_ROW:
+            return self._candidates(words, " | ".join(keyed(self.memory, w.text) for w in present))
         score_sql, score_params = self._score_sql(words)
         any_word = " | ".join(quoted(w.text) for w in present)
         sql = (

@@ -12,15 +12,18 @@ import random
 import pytest
 from django.db import connection
 
+from facts import terms
 from facts.paths import Folder, Viewer
 from facts.ranking import weigh
 from facts.scope import REAL_MEMORY, FactScope
+from facts.search import _where
 from facts.services.reading import search_facts
 from facts.topk import MAX_DRIVERS, TopK, sufficient_sets
 from tests.facts.conftest import seed_facts
 
 FACTS = 5000
 UNSORTED = TopK._fetch_unsorted  # how the search runs a newest-first read
+FETCH = TopK._fetch  # how it runs the others
 
 
 @pytest.fixture
@@ -60,6 +63,35 @@ def test_a_common_word_reads_newest_first_with_stale_statistics(stale, monkeypat
         assert plan.startswith("Limit"), plan
         assert "Index Scan using fact_agent_newest" in plan, plan
         assert "Sort" not in plan, plan
+
+
+@pytest.mark.django_db
+def test_scoring_every_match_reads_the_matches_alone_with_stale_statistics(
+    stale, agent, monkeypatch
+):
+    """A word in a few of the memory's facts is scored through the GIN index, not by
+    reading the memory's whole range, which the planner chose when it expected no rows
+    there (27 ms instead of 2 for a word in 433 of 100,000 facts)."""
+    seed_facts(agent, 40, path="rare/", words="lighthouse keeper")
+    memory, owners = stale.memory, stale.statistics_owners()
+    stats = terms.document_frequencies(memory, ["lighthouse"], owners)
+    held = [n > 0 for n in stats.whole_dfs]
+    words = weigh(stats.total, ["lighthouse"], stats.dfs, held, stats.longer)
+    topk = TopK(memory, _where(stale.facts()), None, stats, 5)
+    topk.common(words)  # which reads the words' postings counts
+    seen: list[tuple[str, list]] = []
+
+    def recorded(sql: str, params: list) -> list[tuple]:
+        seen.append((sql, params))
+        return FETCH(sql, params)
+
+    monkeypatch.setattr(TopK, "_fetch", staticmethod(recorded))
+    hits = topk._score_every_match(words, words)
+    assert [hit.score for hit in hits] == [words[0].most] * 5  # each holds it whole
+    monkeypatch.undo()
+    [(sql, params)] = seen
+    plan = "\n".join(row[0] for row in FETCH("EXPLAIN " + sql, params))
+    assert "fact_memory_terms_gin" in plan and "newest" not in plan, plan
 
 
 def test_every_fact_reaching_the_threshold_holds_a_sufficient_set():
