@@ -139,7 +139,7 @@ def taking_one(memory: Memory) -> tuple[str, dict]:
 
 
 def count_one_more(
-    memory: Memory, workspace_id: str, limit: int, *, exact: bool, taken: list | None = None
+    memory: Memory, workspace_id: str, limit: int, *, exact: bool, taken: list[tuple] | None = None
 ) -> None:
     """Count a new fact, or refuse it when the memory is full (409 memory_full).
 
