@@ -14,6 +14,7 @@ that needs the database) stays in the service.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -84,6 +85,16 @@ class RuleField(serializers.Field):
 
     def to_representation(self, value: Any) -> Any:
         return value
+
+    def __deepcopy__(self, memo: dict) -> RuleField:
+        # DRF copies a serializer's declared fields for every request, building each anew
+        # from its arguments: most of the time a body takes to parse. An unbound RuleField
+        # holds nothing a request changes but what ``bind`` sets and its default.
+        if self.field_name is not None:  # bound (a list's child): DRF's own copy
+            return super().__deepcopy__(memo)
+        copied = copy.copy(self)
+        copied.default = copy.deepcopy(self.default, memo)
+        return copied
 
 
 class RequestSerializer(serializers.Serializer):

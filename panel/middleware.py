@@ -11,13 +11,21 @@ parser refuses NUL before any service sees it). The panel refuses them as the AP
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 
 from memoryhub.errors import ApiError
 from panel.views.base import CSP
+
+
+@cache
+def _panel_root() -> str:
+    """The panel's path below the script prefix, compared with each request's path_info:
+    reversed once, not on every request of the API."""
+    return "/" + reverse("panel:index").removeprefix(get_script_prefix())
 
 
 def _has_nul(request: HttpRequest) -> bool:
@@ -33,7 +41,7 @@ class PanelMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if not request.path.startswith(reverse("panel:index")):
+        if not request.path_info.startswith(_panel_root()):
             return self.get_response(request)
         if _has_nul(request):
             error = ApiError(400, "NUL characters are not allowed")
