@@ -12,7 +12,10 @@ Under ``floor``: the same clients reading a fact that does not exist (auth, one 
 query, a 404), the cheapest request a run makes: what any request costs, write or not.
 
 ``BENCH_WRITES_BEFORE``: a checkout of an earlier version, measured the same way on a
-database its own migrations made (``before``), beside this tree's (``now``).
+database its own migrations made (``before``), beside this tree's (``now``). Both servers
+run at once and each workload alternates between them, ``BENCH_WRITES_ROUNDS`` (4) slices
+each, so that a shared machine's drifting speed (the same code moved by a third between
+runs) weighs on both alike; ``*_now_over_before_by_round`` holds each round's ratio.
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.db import connection, connections
+from django.db import connection
 
 from bench import common, corpus
 
@@ -36,7 +41,22 @@ DATABASE = "memoryhub_bench_writes"
 WRITERS = int(os.environ.get("BENCH_WRITES_WRITERS", "8"))
 SECONDS = float(os.environ.get("BENCH_WRITES_SECONDS", "20"))
 PRELOAD = int(os.environ.get("BENCH_WRITES_PRELOAD", "10000"))
+ROUNDS = int(os.environ.get("BENCH_WRITES_ROUNDS", "4"))
+WARM_UP = 2.0  # seconds of each workload on each server before any is timed
 SEED = 18
+
+# The tokens of the clients, the request each makes, the status it expects.
+Call = tuple[list[str], Callable[["common.Client", random.Random], tuple[int, Any]], int]
+
+
+@dataclass
+class Slice:
+    """What one version's clients did in one slice of a round."""
+
+    samples: list[float]  # seconds per call
+    failures: list[str]
+    cpu: Counter  # CPU seconds by command name
+    seconds: float
 
 
 def _sentences() -> list[str]:
@@ -129,54 +149,40 @@ def _cpu() -> Counter:
     return used
 
 
-def _cpu_per_call(before: Counter, after: Counter, calls: int) -> dict:
-    """Milliseconds of CPU per call: the gunicorn workers, PostgreSQL's processes (when
-    the server runs on this machine) and the clients; where a call's time goes."""
-    return {
-        name: round((after[name] - before[name]) * 1000 / max(calls, 1), 2)
-        for name in ("gunicorn", "postgres", "bench client")
-    }
-
-
-def _write(base: str, tokens: list[str], sentences: list[str]) -> dict:
-    """Each token's writer saves sentences for ``SECONDS``."""
+def _write(tokens: list[str], sentences: list[str]) -> Call:
+    """Each token's writer saves sentences."""
 
     def save(client: common.Client, rng: random.Random) -> tuple[int, Any]:
         body = {"path": "notes/", "text": rng.choice(sentences)}
         return client.request("POST", "/v0/memory/facts", body)
 
-    return _load(base, tokens, save, expected=201)
+    return tokens, save, 201
 
 
-def _floor(base: str, tokens: list[str]) -> dict:
-    """Each token's client reads a fact that no one has for ``SECONDS``."""
+def _floor(tokens: list[str]) -> Call:
+    """Each token's client reads a fact that no one has."""
 
     def miss(client: common.Client, rng: random.Random) -> tuple[int, Any]:
         return client.request("GET", "/v0/memory/facts/m_100000000000000")
 
-    return _load(base, tokens, miss, expected=404)
+    return tokens, miss, 404
 
 
-def _load(
-    base: str,
-    tokens: list[str],
-    call: Callable[[common.Client, random.Random], tuple[int, Any]],
-    expected: int,
-) -> dict:
-    """One client per token calling as fast as it can for ``SECONDS``: calls per second,
-    latencies and the CPU each call took."""
+def _slice(base: str, call: Call, seconds: float, seed: int) -> Slice:
+    """One client per token calling as fast as it can for ``seconds``."""
+    tokens, request, expected = call
     samples: list[list[float]] = [[] for _ in tokens]
     failures: list[str] = []
     start = threading.Barrier(len(tokens))
 
     def client_loop(w: int) -> None:
         client = common.Client(base, {"x-agentos-run-token": tokens[w]})
-        rng = random.Random(w)
+        rng = random.Random(seed * 100 + w)
         start.wait()
-        until = time.perf_counter() + SECONDS
+        until = time.perf_counter() + seconds
         while time.perf_counter() < until:
             began = time.perf_counter()
-            status, answer = call(client, rng)
+            status, answer = request(client, rng)
             samples[w].append(time.perf_counter() - began)
             if status != expected:
                 failures.append(f"{status} {answer}")
@@ -187,52 +193,99 @@ def _load(
         thread.start()
     for thread in threads:
         thread.join()
-    every = [s for client_samples in samples for s in client_samples]
+    return Slice([s for each in samples for s in each], failures, _cpu() - cpu, seconds)
+
+
+def _summary(slices: list[Slice]) -> dict:
+    """One version's slices of one workload together: calls per second, latencies and the
+    CPU milliseconds each call took of the gunicorn workers, PostgreSQL's processes (when
+    the server runs on this machine) and the clients (what bounds the rate)."""
+    every = [s for part in slices for s in part.samples]
+    failures = [f for part in slices for f in part.failures]
+    cpu = sum((part.cpu for part in slices), Counter())
+    calls = max(len(every), 1)
     return {
-        "per_s": round(len(every) / SECONDS, 1),
+        "per_s": round(len(every) / sum(part.seconds for part in slices), 1),
         "latency": common.percentiles(every),
-        "cpu_ms_each": _cpu_per_call(cpu, _cpu(), len(every)),
+        "cpu_ms_each": {
+            name: round(cpu[name] * 1000 / calls, 2)
+            for name in ("gunicorn", "postgres", "bench client")
+        },
         "failures": len(failures),
         "first_failure": failures[0] if failures else None,
     }
 
 
-def measure(root: Path, sentences: list[str]) -> dict:
-    """Both workloads against the code of ``root``, on a database of its own migrations."""
-    from facts.services import checks
-
-    with common.own_database(DATABASE, migrate=False) as url:
+def _prepare(label: str, root: Path, sentences: list[str]) -> tuple[str, list[list[str]]]:
+    """A database of ``root``'s own migrations with ``WRITERS`` preloaded agents: its URL,
+    and each agent's run tokens."""
+    with common.own_database(f"{DATABASE}_{label}", migrate=False) as url:
         _migrate(root, url)
         agents, tokens = _setup(WRITERS)
         _preload(agents, sentences)
-        connections.close_all()
-        with common.server(url, workers=WRITERS, root=root) as base:
-            one = _write(base, tokens[0], sentences)  # every writer into agent 0
-            print(f"  one agent: {one['per_s']} facts/s", flush=True)
-            each = _write(base, [t[0] for t in tokens], sentences)
-            print(f"  {WRITERS} agents: {each['per_s']} facts/s", flush=True)
-            floor = _floor(base, tokens[0])
-            print(f"  a missing fact read: {floor['per_s']} requests/s", flush=True)
-        differences = checks.counter_differences() + checks.term_differences()
-    return {
-        "one_agent": one,
-        "own_agents": each,
-        "floor": floor,
-        "one_over_own": round(one["per_s"] / each["per_s"], 2),
-        "statistics_exact_after": not differences,
-    }
+    return url, tokens
+
+
+def _interleaved(bases: dict[str, str], calls: dict[str, Call]) -> dict[str, list[Slice]]:
+    """``ROUNDS`` slices of each version, alternating which goes first, after an untimed
+    warm-up of each: a machine whose speed drifts (a shared host) weighs on every version
+    alike, and their ratio stays true."""
+    for label in bases:  # untimed: each worker's first requests (connections, caches)
+        _slice(bases[label], calls[label], WARM_UP, -1)
+    slices: dict[str, list[Slice]] = {label: [] for label in bases}
+    labels = list(bases)
+    for n in range(ROUNDS):
+        for label in labels if n % 2 == 0 else labels[::-1]:
+            slices[label].append(_slice(bases[label], calls[label], SECONDS / ROUNDS, n))
+    return slices
+
+
+def _by_round(slices: dict[str, list[Slice]]) -> list[float]:
+    return [
+        round(len(now.samples) / max(len(before.samples), 1), 2)
+        for now, before in zip(slices["now"], slices["before"], strict=True)
+    ]
 
 
 def run(results: dict) -> None:
+    from facts.services import checks
+
     started = time.perf_counter()
     sentences = _sentences()
     versions = {"now": common.ROOT}
     if before := os.environ.get("BENCH_WRITES_BEFORE"):
         versions["before"] = Path(before)
-    figures: dict = {"writers": WRITERS, "seconds_each": SECONDS, "preloaded_facts": PRELOAD}
-    for label, root in versions.items():
-        print(f"{label} ({root})", flush=True)
-        figures[label] = measure(root, sentences)
+    prepared = {label: _prepare(label, root, sentences) for label, root in versions.items()}
+    figures: dict = {
+        "writers": WRITERS,
+        "seconds_each": SECONDS,
+        "rounds": ROUNDS,
+        "preloaded_facts": PRELOAD,
+        **{label: {"root": str(root)} for label, root in versions.items()},
+    }
+    workloads: dict[str, Callable[[list[list[str]]], Call]] = {
+        "one_agent": lambda tokens: _write(tokens[0], sentences),  # every writer into agent 0
+        "own_agents": lambda tokens: _write([t[0] for t in tokens], sentences),
+        "floor": lambda tokens: _floor(tokens[0]),
+    }
+    with ExitStack() as servers:
+        bases = {
+            label: servers.enter_context(common.server(url, workers=WRITERS, root=versions[label]))
+            for label, (url, _) in prepared.items()
+        }
+        for workload, call in workloads.items():
+            slices = _interleaved(bases, {label: call(t) for label, (_, t) in prepared.items()})
+            for label, parts in slices.items():
+                figures[label][workload] = _summary(parts)
+                print(f"  {label}, {workload}: {figures[label][workload]['per_s']}/s", flush=True)
+            if "before" in slices:
+                figures[f"{workload}_now_over_before_by_round"] = _by_round(slices)
+    for label in versions:
+        mine = figures[label]
+        mine["one_over_own"] = round(mine["one_agent"]["per_s"] / mine["own_agents"]["per_s"], 2)
+        with common.using_database(f"{DATABASE}_{label}"):
+            differences = checks.counter_differences() + checks.term_differences()
+        mine["statistics_exact_after"] = not differences
     if "before" in figures:
         figures["one_agent_now_over_before"] = round(
             figures["now"]["one_agent"]["per_s"] / figures["before"]["one_agent"]["per_s"],

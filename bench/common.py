@@ -28,9 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 @contextmanager
 def own_database(name: str, *, migrate: bool = True) -> Iterator[str]:
     """Point Django at a fresh database ``name``, migrated unless ``migrate`` is False (the
-    caller migrates it with another version's code); yield its DATABASE_URL."""
+    caller migrates it with another version's code); yield its DATABASE_URL. The database
+    stays when the block ends (``using_database`` points at it again)."""
     shared = connections.settings["default"]
-    previous = shared["NAME"]
     params = {
         "host": shared.get("HOST") or "127.0.0.1",
         "port": shared.get("PORT") or 5432,
@@ -42,14 +42,23 @@ def own_database(name: str, *, migrate: bool = True) -> Iterator[str]:
     with psycopg.connect(**params) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.execute(f'CREATE DATABASE "{name}"')
-    connections.close_all()
-    shared["NAME"] = name
-    connection.settings_dict["NAME"] = name
     url = urlsplit(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/x"))
-    try:
+    with using_database(name):
         if migrate:
             call_command("migrate", verbosity=0)
         yield urlunsplit(url._replace(path="/" + name))
+
+
+@contextmanager
+def using_database(name: str) -> Iterator[None]:
+    """Point Django at the existing database ``name`` for the block."""
+    shared = connections.settings["default"]
+    previous = shared["NAME"]
+    connections.close_all()
+    shared["NAME"] = name
+    connection.settings_dict["NAME"] = name
+    try:
+        yield
     finally:
         connections.close_all()
         shared["NAME"] = previous
