@@ -247,30 +247,20 @@ def _by_round(slices: dict[str, list[Slice]]) -> list[float]:
     ]
 
 
-def run(results: dict) -> None:
-    from facts.services import checks
-
-    started = time.perf_counter()
-    sentences = _sentences()
-    versions = {"now": common.ROOT}
-    if before := os.environ.get("BENCH_WRITES_BEFORE"):
-        versions["before"] = Path(before)
-    prepared = {label: _prepare(label, root, sentences) for label, root in versions.items()}
-    figures: dict = {
-        "writers": WRITERS,
-        "seconds_each": SECONDS,
-        "rounds": ROUNDS,
-        "preloaded_facts": PRELOAD,
-        **{label: {"root": str(root)} for label, root in versions.items()},
-    }
+def _measure(
+    roots: dict[str, Path], prepared: dict[str, tuple[str, list[list[str]]]], sentences: list[str]
+) -> dict:
+    """Every workload, interleaved between the versions' servers: their figures by version,
+    and each round's ratio."""
     workloads: dict[str, Callable[[list[list[str]]], Call]] = {
         "one_agent": lambda tokens: _write(tokens[0], sentences),  # every writer into agent 0
         "own_agents": lambda tokens: _write([t[0] for t in tokens], sentences),
         "floor": lambda tokens: _floor(tokens[0]),
     }
+    figures: dict = {label: {"root": str(root)} for label, root in roots.items()}
     with ExitStack() as servers:
         bases = {
-            label: servers.enter_context(common.server(url, workers=WRITERS, root=versions[label]))
+            label: servers.enter_context(common.server(url, workers=WRITERS, root=roots[label]))
             for label, (url, _) in prepared.items()
         }
         for workload, call in workloads.items():
@@ -280,13 +270,36 @@ def run(results: dict) -> None:
                 print(f"  {label}, {workload}: {figures[label][workload]['per_s']}/s", flush=True)
             if "before" in slices:
                 figures[f"{workload}_now_over_before_by_round"] = _by_round(slices)
-    for label in versions:
+    return figures
+
+
+def _checked(label: str) -> bool:
+    """Whether the counters and the term statistics of ``label``'s database are exact."""
+    from facts.services import checks
+
+    with common.using_database(f"{DATABASE}_{label}"):
+        return not (checks.counter_differences() + checks.term_differences())
+
+
+def run(results: dict) -> None:
+    started = time.perf_counter()
+    sentences = _sentences()
+    roots = {"now": common.ROOT}
+    if before := os.environ.get("BENCH_WRITES_BEFORE"):
+        roots["before"] = Path(before)
+    prepared = {label: _prepare(label, root, sentences) for label, root in roots.items()}
+    figures = {
+        "writers": WRITERS,
+        "seconds_each": SECONDS,
+        "rounds": ROUNDS,
+        "preloaded_facts": PRELOAD,
+        **_measure(roots, prepared, sentences),
+    }
+    for label in roots:
         mine = figures[label]
         mine["one_over_own"] = round(mine["one_agent"]["per_s"] / mine["own_agents"]["per_s"], 2)
-        with common.using_database(f"{DATABASE}_{label}"):
-            differences = checks.counter_differences() + checks.term_differences()
-        mine["statistics_exact_after"] = not differences
-    if "before" in figures:
+        mine["statistics_exact_after"] = _checked(label)
+    if "before" in roots:
         figures["one_agent_now_over_before"] = round(
             figures["now"]["one_agent"]["per_s"] / figures["before"]["one_agent"]["per_s"],
             2,
