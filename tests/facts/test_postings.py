@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 from django.conf import settings
 from django.db import connection, transaction
@@ -18,6 +19,7 @@ from django.test.utils import CaptureQueriesContext
 from facts import postings, shards, terms
 from facts.models import Fact, FactQuota
 from facts.paths import Folder, Viewer
+from facts.ranking import WHOLE
 from facts.scope import REAL_MEMORY, FactScope
 from facts.services.reading import search_facts
 from memoryhub import prepared
@@ -102,6 +104,19 @@ def first_candidates(request, monkeypatch) -> Iterator[None]:
     assert found["threshold"] >= 10, found  # the sample's threshold was used
 
 
+@pytest.fixture(params=["from the candidates' lexemes", "from the words' postings"])
+def whole_counted(request, monkeypatch) -> None:
+    """The words held whole counted one way or the other, whichever
+    ``Postings._whole_counts`` would pick (for small memories, nearly always the first)."""
+
+    def counts(self, held, slots):
+        if request.param.endswith("postings"):
+            return self._whole_from_postings(held)[slots]
+        return self._whole_from_lexemes(held, slots)
+
+    monkeypatch.setattr(postings.Postings, "_whole_counts", counts)
+
+
 def question(rng: random.Random, words: list[str]) -> str:
     """A question: common words (from 2 on, the index answers), a rare one, a short
     prefix."""
@@ -109,7 +124,9 @@ def question(rng: random.Random, words: list[str]) -> str:
     return " ".join([*common, rng.choice(words[150:]), rng.choice(words)[:2]])
 
 
-def test_the_index_answers_questions_as_the_brute_force_ranking(agent, served, first_candidates):
+def test_the_index_answers_questions_as_the_brute_force_ranking(
+    agent, served, first_candidates, whole_counted
+):
     rng = random.Random(20261205)
     words = vocabulary(rng)
     rng.shuffle(words)
@@ -127,7 +144,9 @@ def test_the_index_answers_questions_as_the_brute_force_ranking(agent, served, f
     assert served["index"] >= 100, served
 
 
-def test_a_run_sees_only_its_share_through_the_index(agent, served, first_candidates):
+def test_a_run_sees_only_its_share_through_the_index(
+    agent, served, first_candidates, whole_counted
+):
     rng = random.Random(20261206)
     words = vocabulary(rng)
     rng.shuffle(words)
@@ -327,8 +346,6 @@ def test_a_memory_bigger_than_the_index_may_hold_is_searched_in_sql(
 def test_the_threshold_keeps_the_best_among_many_equal_scores(want):
     """Most facts of a question hold only its commonest word and score alike: every fact of
     the true top ``want`` (and every one tied with the last) is kept, few others."""
-    import numpy as np
-
     rng = np.random.default_rng(want)
     scores = np.full(70_000, 5e-6)
     better = rng.choice(70_000, 300, replace=False)
@@ -337,6 +354,47 @@ def test_the_threshold_keeps_the_best_among_many_equal_scores(want):
     kept = set(postings._top(candidates, scores, want).tolist())
     least = np.sort(scores)[-want]
     assert set(np.flatnonzero(scores >= least).tolist()) == kept
+
+
+def question_scores(rng, size: int, common: float, rare: int) -> np.ndarray:
+    """A two-word question's idf sums over ``size`` facts: a common word in a ``common``
+    share of them, a word in ``rare`` of them, some in both."""
+    scores = np.zeros(size)
+    scores[rng.random(size) < common] += 0.59
+    scores[rng.choice(size, rare, replace=False)] += 5.8
+    return scores
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_first_candidates_hold_every_fact_that_can_reach_the_top(seed):
+    """Whatever the sample makes of the scores: every visible fact that could still reach
+    the ``want``-th best score by the words it holds whole is among the first candidates."""
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(10_000, 120_000))
+    scores = question_scores(rng, size, rng.random(), int(rng.integers(0, 3000)))
+    visible = rng.random(size) < rng.choice([0.3, 0.9, 1.0])
+    want, slack = int(rng.choice([1, 5, 14, 54])), 2 * WHOLE
+    likely = postings._likely(scores, visible, want, slack)
+    if likely is None:
+        return  # every match is a candidate
+    mine = np.sort(scores[visible])
+    if len(mine) < want or mine[-want] <= 0:
+        pytest.fail(f"a threshold without {want} matches: {len(likely)} candidates")
+    reaching = np.flatnonzero(visible & (scores + slack >= mine[-want]))
+    assert set(reaching.tolist()) <= set(likely.tolist())
+
+
+def test_a_rare_word_beside_a_common_one_keeps_the_first_candidates_few():
+    """A two-word question, one word in half the facts and one in 300 of 100,000: the
+    first candidates are the rare word's facts, not the common word's 50,000 (whose words
+    held whole cost 6 ms to count)."""
+    rng = np.random.default_rng(18)
+    scores = question_scores(rng, 100_000, 0.55, 300)
+    visible = np.ones(100_000, bool)
+    likely = postings._likely(scores, visible, 14, 2 * WHOLE)
+    assert likely is not None
+    assert 14 <= len(likely) <= 300
+    assert set(np.flatnonzero(scores >= 5.8).tolist()) >= set(likely.tolist())
 
 
 @pytest.fixture
@@ -395,8 +453,6 @@ def test_old_versions_past_a_share_of_the_memory_make_it_build_anew(
 def test_near_ties_at_the_last_place_keep_their_order():
     """Two facts whose scores differ by a rounding step (the same idfs added in another
     order) at the last place of a batch: ordered, not an error."""
-    import numpy as np
-
     index = postings.Postings(key=None)
     index.add([(i, 1000 + i, "", [f"w{i}"]) for i in range(15)])
     scores = np.array([9.0] * 13 + [5.0, 5.0 - 2e-15])
