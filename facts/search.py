@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from functools import partial
+from functools import lru_cache, partial
 
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection
@@ -194,16 +194,20 @@ def _loaded(facts: QuerySet[Fact], ids: list[int]) -> dict[int, Fact]:
     return {fact.pk: fact for fact in loaded}
 
 
-def _columns(facts: QuerySet[Fact]) -> tuple[str, list[str]]:
+def _columns(facts: QuerySet[Fact]) -> tuple[str, tuple[str, ...]]:
     """The queryset's columns (the deferred ones left out) as SQL, and their attnames."""
-    names, deferring = facts.query.deferred_loading
+    return _columns_of(*facts.query.deferred_loading)
+
+
+@lru_cache(maxsize=16)
+def _columns_of(names: frozenset[str], deferring: bool) -> tuple[str, tuple[str, ...]]:
     fields = [
         f
         for f in Fact._meta.concrete_fields
         if f.primary_key or (f.name not in names if deferring else f.name in names)
     ]
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    return columns, [f.attname for f in fields]
+    return columns, tuple(f.attname for f in fields)
 
 
 def memory_of(facts: QuerySet[Fact]) -> terms.Memory | None:
