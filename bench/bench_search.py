@@ -150,6 +150,11 @@ def _timed(call: Callable[[str], object], queries: list[str]) -> dict:
         started = time.perf_counter()
         call(query)
         samples.append(time.perf_counter() - started)
+    return summary(samples, queries)
+
+
+def summary(samples: list[float], queries: list[str]) -> dict:
+    """Percentiles of the queries' durations (seconds), and the slowest queries."""
     # What the tail is made of: the slowest queries, with their place in the sequence.
     slowest = sorted(range(len(samples)), key=samples.__getitem__)[-SLOWEST:][::-1]
     return {

@@ -26,7 +26,8 @@ class under ``peers``. **Relevance** (``bench.relevance``): ``BENCH_REAL_KNOWN_I
 HTTP search and both peers: success@1, success@5 and MRR@10 under ``relevance``, with
 what memoryhub's misses at @1 are made of and how other tie-breakers would have done.
 ``BENCH_REAL_SERVERS``: ``local`` (default) and/or ``embedded`` (pgserver's PostgreSQL 16).
-``BENCH_REAL_BEFORE``: a checkout of an earlier version, measured beside this one.
+``BENCH_REAL_BEFORE``: a checkout of an earlier version, measured beside this one: both
+servers up at once, each query asked of one then the other.
 ``BENCH_REAL_STATES``: ``stale,fresh`` (default), or either alone.
 """
 
@@ -39,6 +40,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -214,21 +216,45 @@ def _warm(base: str, tokens: list[str], queries: list[str]) -> None:
             list(pool.map(ask_all, [token, token]))  # raises what a client raised
 
 
-def measure(base: str, big: str, small: str, sets: dict[str, list[str]]) -> dict:
-    """big, small: the run tokens of the big and the small agent."""
-    _warm(base, [big, small], sets["question_12_words"][:20])
-    figures = {}
+def measure(bases: dict[str, str], big: str, small: str, sets: dict[str, list[str]]) -> dict:
+    """Each version's figures (``bases``: version -> its server), the versions answering
+    each query in turn, first one then the other, so that the machine's drift (its speed
+    changed twofold within one run here) weighs on all alike. big, small: the run tokens
+    of the big and the small agent."""
+    for base in bases.values():
+        _warm(base, [big, small], sets["question_12_words"][:20])
+    figures: dict[str, dict] = {code: {} for code in bases}
     for name, queries in sets.items():
         context = name.startswith("context")
-        http = bench_search._timed(_call(base, big, context), queries)
-        small_http = bench_search._timed(_call(base, small, context), queries[:SMALL_QUERIES])
-        figures[name] = {
-            "http": http,
-            "small_agent_http": small_http,
-            "growth_p95": round(http["p95_ms"] / small_http["p95_ms"], 2),
-        }
-        print(f"    {name}: {http} | small p95 {small_http['p95_ms']}", flush=True)
+        http = _in_turns({c: _call(b, big, context) for c, b in bases.items()}, queries)
+        small_http = _in_turns(
+            {c: _call(b, small, context) for c, b in bases.items()}, queries[:SMALL_QUERIES]
+        )
+        for code in bases:
+            figures[code][name] = {
+                "http": http[code],
+                "small_agent_http": small_http[code],
+                "growth_p95": round(http[code]["p95_ms"] / small_http[code]["p95_ms"], 2),
+            }
+            print(f"    {name}, {code}: {http[code]} | small p95 "
+                  f"{small_http[code]['p95_ms']}", flush=True)  # fmt: skip
     return figures
+
+
+def _in_turns(calls: dict[str, Callable[[str], object]], queries: list[str]) -> dict:
+    """``bench_search._timed`` for each call, query by query in turn (who goes first
+    alternates)."""
+    order = list(calls)
+    for query in queries[:10]:  # warm up
+        for call in calls.values():
+            call(query)
+    samples: dict[str, list[float]] = {code: [] for code in calls}
+    for n, query in enumerate(queries):
+        for code in order if n % 2 == 0 else order[::-1]:
+            started = time.perf_counter()
+            calls[code](query)
+            samples[code].append(time.perf_counter() - started)
+    return {code: bench_search.summary(samples[code], queries) for code in calls}
 
 
 def measure_peers(engines: list, sets: dict[str, list[str]]) -> dict:
@@ -360,13 +386,16 @@ def on_server(label: str, host: str, port: str) -> dict:
                     cursor.execute("VACUUM ANALYZE facts_fact")
                     cursor.execute("VACUUM ANALYZE facts_factterm")
                 connections.close_all()
-            for code, root in _versions().items():
-                print(f"  {state} statistics, {code}", flush=True)
-                with common.server(url, root=root) as base:
-                    figures[f"{state}_{code}" if code != "now" else state] = measure(
-                        base, big, small, sets
-                    )
-                    if state == STATES[-1]:  # the ranking does not depend on the state
+            print(f"  {state} statistics", flush=True)
+            with ExitStack() as servers:
+                bases = {
+                    code: servers.enter_context(common.server(url, root=root))
+                    for code, root in _versions().items()
+                }
+                for code, measured in measure(bases, big, small, sets).items():
+                    figures[state if code == "now" else f"{state}_{code}"] = measured
+                if state == STATES[-1]:  # the ranking does not depend on the state
+                    for code, base in bases.items():
                         engine = "memoryhub" + ("" if code == "now" else f"_{code}")
                         ours[engine], scores[engine] = _ours_found(base, big, items)
         figures["relevance"] = judge(facts, items, {**ours, **found}, scores["memoryhub"])
@@ -376,6 +405,7 @@ def on_server(label: str, host: str, port: str) -> dict:
         if "stale" in figures
     }
     return {
+        "now_over_before": _ratios(figures),
         "server_version": version,
         "facts": BIG,
         "small_agent_facts": SMALL,
@@ -393,6 +423,20 @@ def on_server(label: str, host: str, port: str) -> dict:
         "stale_over_fresh_p95": stale_over_fresh,
         "seconds": round(time.perf_counter() - started, 1),
     }
+
+
+def _ratios(figures: dict) -> dict:
+    """Per state and class, this version's p50 and p95 over the earlier one's (measured in
+    turns with it); empty without ``BENCH_REAL_BEFORE``."""
+    ratios: dict = {}
+    for state in STATES:
+        before = figures.get(f"{state}_before")
+        for name, now in figures.get(state, {}).items() if before else ():
+            ratios.setdefault(state, {})[name] = {
+                at: round(now["http"][at] / before[name]["http"][at], 2)
+                for at in ("p50_ms", "p95_ms")
+            }
+    return ratios
 
 
 def run(results: dict) -> None:
