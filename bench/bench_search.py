@@ -143,18 +143,27 @@ def query_sets(rng: random.Random, words: list[str], count: int) -> dict[str, li
 
 
 def _timed(call: Callable[[str], object], queries: list[str]) -> dict:
+    return in_turns({"": call}, queries)[""]
+
+
+def in_turns(calls: dict[str, Callable[[str], object]], queries: list[str]) -> dict:
+    """Each call's percentiles over the queries, and its slowest queries: after a warm-up,
+    the calls are timed query by query in turn (who goes first alternates), so that a
+    machine's drifting speed weighs on them alike."""
+    order = list(calls)
     for query in queries[:10]:  # warm up
-        call(query)
-    samples = []
-    for query in queries:
-        started = time.perf_counter()
-        call(query)
-        samples.append(time.perf_counter() - started)
-    return summary(samples, queries)
+        for call in calls.values():
+            call(query)
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    for n, query in enumerate(queries):
+        for name in order if n % 2 == 0 else order[::-1]:
+            started = time.perf_counter()
+            calls[name](query)
+            samples[name].append(time.perf_counter() - started)
+    return {name: _summary(samples[name], queries) for name in calls}
 
 
-def summary(samples: list[float], queries: list[str]) -> dict:
-    """Percentiles of the queries' durations (seconds), and the slowest queries."""
+def _summary(samples: list[float], queries: list[str]) -> dict:
     # What the tail is made of: the slowest queries, with their place in the sequence.
     slowest = sorted(range(len(samples)), key=samples.__getitem__)[-SLOWEST:][::-1]
     return {

@@ -226,8 +226,8 @@ def measure(bases: dict[str, str], big: str, small: str, sets: dict[str, list[st
     figures: dict[str, dict] = {code: {} for code in bases}
     for name, queries in sets.items():
         context = name.startswith("context")
-        http = _in_turns({c: _call(b, big, context) for c, b in bases.items()}, queries)
-        small_http = _in_turns(
+        http = bench_search.in_turns({c: _call(b, big, context) for c, b in bases.items()}, queries)
+        small_http = bench_search.in_turns(
             {c: _call(b, small, context) for c, b in bases.items()}, queries[:SMALL_QUERIES]
         )
         for code in bases:
@@ -239,22 +239,6 @@ def measure(bases: dict[str, str], big: str, small: str, sets: dict[str, list[st
             print(f"    {name}, {code}: {http[code]} | small p95 "
                   f"{small_http[code]['p95_ms']}", flush=True)  # fmt: skip
     return figures
-
-
-def _in_turns(calls: dict[str, Callable[[str], object]], queries: list[str]) -> dict:
-    """``bench_search._timed`` for each call, query by query in turn (who goes first
-    alternates)."""
-    order = list(calls)
-    for query in queries[:10]:  # warm up
-        for call in calls.values():
-            call(query)
-    samples: dict[str, list[float]] = {code: [] for code in calls}
-    for n, query in enumerate(queries):
-        for code in order if n % 2 == 0 else order[::-1]:
-            started = time.perf_counter()
-            calls[code](query)
-            samples[code].append(time.perf_counter() - started)
-    return {code: bench_search.summary(samples[code], queries) for code in calls}
 
 
 def measure_peers(engines: list, sets: dict[str, list[str]]) -> dict:

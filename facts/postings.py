@@ -265,7 +265,7 @@ class Postings:
     def _whole_counts(self, held: list[str], slots: np.ndarray) -> np.ndarray:
         """How many of the words each of ``slots`` holds whole: read from the slots' own
         lexemes (a few hundred candidates), or from the words' posting lists where those are
-        shorter (every match of a word in half the facts: 0.3 ms against 6)."""
+        shorter (the 51,721 facts matching ``the``: 0.23 ms against 5.05)."""
         per_slot = len(self.codes) / max(self.size, 1)
         if sum(len(self.lexemes[t]) for t in held) < len(slots) * per_slot:
             return self._whole_from_postings(held)[slots]

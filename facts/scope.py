@@ -44,20 +44,17 @@ class FactScope:
         no condition on the other owner (the planner would misjudge it). None for staff."""
         if not self.viewer.is_run:
             return None
-        parts = []
+        every, parts = _memory(self.workspace_id, self.agent_id, self.scope), []
         if any(folder.owner_id is None for folder in folders):  # outside users' folders
-            parts.append(self._memory().filter(owner_id__isnull=True))
+            parts.append(every.filter(owner_id__isnull=True))
         if self.viewer.end_user_id and any(f.path == "" or f.in_users for f in folders):
-            parts.append(self._memory().filter(owner_id=self.viewer.end_user_id))
+            parts.append(every.filter(owner_id=self.viewer.end_user_id))
         return [under(part, folders) for part in parts]
 
     @property
     def memory(self) -> Memory:
         """The memory this scope reads and writes: its counter and statistics."""
         return Memory(self.agent_id, self.scope)
-
-    def _memory(self) -> QuerySet[Fact]:
-        return _memory(self.workspace_id, self.agent_id, self.scope)
 
     def statistics_owners(self) -> list[str] | None:
         """Whose facts weigh the search's words: the ones this caller may see (None: all).
