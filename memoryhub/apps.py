@@ -13,6 +13,12 @@ def _session_settings(sender, connection, **kwargs) -> None:
             cursor.execute("SET jit = off")
         if not settings.MEMORYHUB_DB_PARALLEL:
             cursor.execute("SET max_parallel_workers_per_gather = 0")
+        if connection.connection.prepare_threshold is not None:
+            # Prepared statements heed it: memoryhub.prepared's and those of the triggers'
+            # PL/pgSQL (the ORM's queries are not prepared). Their plans do not depend on
+            # their values, so each is planned once per connection instead of at every
+            # execution: 0.4-0.6 ms of a 5 ms fact search.
+            cursor.execute("SET plan_cache_mode = force_generic_plan")
 
 
 class MemoryhubConfig(AppConfig):

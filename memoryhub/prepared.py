@@ -6,9 +6,11 @@ every statement anew; for a lookup by key, planning costs several times the exec
 are prepared once per connection (psycopg keeps them, keyed by their text) and run on
 the same connection and transaction as the ORM's, with its errors translated the same way.
 
-Only statements whose best plan does not depend on their parameters belong here: after
-five executions PostgreSQL may keep one generic plan for all parameters. With
-``DB_PREPARED_STATEMENTS=0`` (``prepare_threshold`` None) they run as ordinary queries.
+Only statements whose best plan does not depend on their parameters belong here: each
+connection plans them once, for all parameters (``plan_cache_mode`` is
+``force_generic_plan``, set by ``memoryhub.apps``; left to itself, PostgreSQL planned the
+statements taking an array anew at every execution). With ``DB_PREPARED_STATEMENTS=0``
+(``prepare_threshold`` None) they run as ordinary queries, planned each time.
 """
 
 from __future__ import annotations

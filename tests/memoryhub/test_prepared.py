@@ -31,6 +31,35 @@ def test_run_requests_reuse_one_prepared_run_token_lookup(run_api):
     assert _run_lookups() == 1
 
 
+def test_each_connection_plans_a_prepared_statement_once(run_api):
+    run_api.post("/v0/memory/facts", {"path": "notes/", "text": "green tea at noon"})
+    for _ in range(8):
+        assert run_api.post("/v0/memory/search", {"query": "tea"}).status_code == 200
+    prepared.fetch_all(*_WORDS)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
+        plans = {row[0]: row[1:] for row in cursor.fetchall()}
+    lookups = [counts for statement, counts in plans.items() if "r.token_hash = $1" in statement]
+    assert lookups == [(9, 0)]  # PostgreSQL's own choice plans the first five anew
+    assert plans["SELECT unnest($1::text[])"] == (1, 0)
+    assert all(custom == 0 for _, custom in plans.values()), plans
+
+
+def test_turned_off_their_plans_are_left_to_the_server(db, settings):
+    from django.db import connections
+
+    options = connections.settings["default"]["OPTIONS"]
+    fresh_settings = {**connections.settings["default"], "OPTIONS": {**options}}
+    fresh_settings["OPTIONS"]["prepare_threshold"] = None
+    fresh = connections["default"].__class__(fresh_settings, "fresh")
+    try:
+        with fresh.cursor() as cursor:
+            cursor.execute("SHOW plan_cache_mode")
+            assert cursor.fetchone()[0] == "auto"
+    finally:
+        fresh.close()
+
+
 def test_a_bad_token_is_still_401_through_the_prepared_lookup(db):
     assert Api(run_token="rt_not-a-token").get("/v0/memory/facts").status_code == 401
 
