@@ -104,6 +104,7 @@ SAMPLE = 2048  # scores sampled to find the first candidates (``_likely``)
 # keeps every fact of the top, and few others.
 SPREAD = 1e-6
 MAX_CHECKED = 4096  # candidates checked in PostgreSQL before SQL is left to answer
+MASKS = 16  # the end users whose visible slots an index keeps (one byte per fact each)
 # Checks candidates in PostgreSQL: fact id -> (updated_at in µs, the fact), for the ids
 # still present under the search's conditions.
 Check = Callable[[list[int]], dict[int, tuple[int, Fact]]]
@@ -134,6 +135,7 @@ class Postings:
         # (owners, word) -> (seen, every, seen whole, every whole, longer seen)
         self.counts: dict[tuple, tuple] = {}
         self.drift = 0  # facts in the table the counter does not have (a drifted counter)
+        self.masks: dict[tuple[str, ...], np.ndarray] = {}  # owners -> _visible's, until add()
 
     def load(self, rows: list[tuple]) -> tuple[dict[int, int], int]:
         """Index the facts of ``_ALL_SQL`` or ``_CHANGED_SQL``; answers their header: the
@@ -145,6 +147,7 @@ class Postings:
     def add(self, rows: list[tuple]) -> None:
         """Index rows of (id, updated_at in µs, owner, lexemes), new facts or new versions."""
         self._grow(self.size + len(rows))
+        self.masks.clear()
         fresh: list[str] = []
         memo_hits: dict[str, list[int]] = {}
         for fact_id, updated, owner, lexemes in rows:
@@ -313,13 +316,19 @@ class Postings:
                 self._add_whole(words, scores, np.setdiff1d(candidates, likely, True))
 
     def _visible(self, owners: list[str] | None) -> np.ndarray:
-        """Which slots are alive and, for ``owners``, theirs (a mask)."""
+        """Which slots are alive and, for ``owners``, theirs (a mask, not to be changed).
+        Kept per owners until facts are added: 0.15 ms a search of 100,000 facts."""
         alive = self.alive[: self.size]
         if owners is None:
             return alive
-        theirs = np.zeros(len(self.owner_codes), bool)  # by owner code (np.isin is 5× slower)
-        theirs[[self.owner_codes[o] for o in owners if o in self.owner_codes]] = True
-        return alive & theirs[self.owners[: self.size]]
+        mask = self.masks.get(tuple(owners))
+        if mask is None:
+            if len(self.masks) >= MASKS:
+                self.masks.clear()
+            theirs = np.zeros(len(self.owner_codes), bool)  # by code (np.isin is 5× slower)
+            theirs[[self.owner_codes[o] for o in owners if o in self.owner_codes]] = True
+            mask = self.masks[tuple(owners)] = alive & theirs[self.owners[: self.size]]
+        return mask
 
     def frequencies(
         self, memory: Memory, words: list[str], owners: list[str] | None
