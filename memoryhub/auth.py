@@ -44,7 +44,9 @@ def _columns(model, alias: str, leave_out: tuple[str, ...] = ()) -> tuple[list[s
 
 # Every request of a run authenticates with this lookup, so it is one prepared statement
 # instead of an ORM query compiled and planned anew each time (about a millisecond saved).
-_RUN_FIELDS, _RUN_COLUMNS = _columns(Run, "r", leave_out=("input",))
+# What the run was given and received (its input, up to 32 KB of context, its tools'
+# definitions) is left to the few callers that read it (deferred: loaded on first access).
+_RUN_FIELDS, _RUN_COLUMNS = _columns(Run, "r", leave_out=("input", "context", "tools_offered"))
 _WORKSPACE_FIELDS, _WORKSPACE_COLUMNS = _columns(Workspace, "w")
 _END_USER_FIELDS, _END_USER_COLUMNS = _columns(EndUser, "u")
 _RUN_BY_TOKEN = (
@@ -55,7 +57,8 @@ _RUN_BY_TOKEN = (
 
 
 def run_for_token(token: str) -> Run | None:
-    """The run of a token, with its workspace and end user loaded (its input deferred)."""
+    """The run of a token, with its workspace and end user loaded (its input, context and
+    tools offered deferred)."""
     row = prepared.fetch_one(_RUN_BY_TOKEN, [hash_secret(token)])
     if row is None:
         return None

@@ -4,7 +4,8 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 
 from memoryhub import prepared
-from memoryhub.auth import _RUN_BY_TOKEN
+from memoryhub.auth import _RUN_BY_TOKEN, run_for_token
+from memoryhub.models import Run
 from tests.conftest import Api
 from tests.protocol import round_trips
 
@@ -58,6 +59,15 @@ def test_turned_off_their_plans_are_left_to_the_server(db, settings):
             assert cursor.fetchone()[0] == "auto"
     finally:
         fresh.close()
+
+
+def test_the_lookup_leaves_what_the_run_was_given_to_those_who_read_it(running_run):
+    run, token = running_run
+    received = {"context": "<memory>" + "a kept fact. " * 2000, "tools_offered": [{"n": 1}]}
+    Run.objects.filter(pk=run.pk).update(**received)
+    found = run_for_token(token)
+    assert {"input", "context", "tools_offered"} <= found.get_deferred_fields()
+    assert (found.context, found.tools_offered) == tuple(received.values())  # read on access
 
 
 def test_a_bad_token_is_still_401_through_the_prepared_lookup(db):
