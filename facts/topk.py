@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from itertools import combinations
 
-from django.db import connection, transaction
+from django.db import connection
 
 from facts.ranking import WHOLE, Hit, Word, best, score
 from facts.terms import Frequencies, Memory, exact, keyed, quoted
@@ -312,15 +312,16 @@ class TopK:
         agent) the planner expects one row in the memory's range of ``fact_agent_newest``,
         so it reads the whole range and sorts it: 100,000 rows for k. Without sorting it can
         only follow the index's order, and the LIMIT stops the scan at k matches.
+
+        One round trip, not four (BEGIN, SET LOCAL, the query, COMMIT): statements sent in
+        one query string run as one transaction, which SET LOCAL lasts for. In the
+        caller's transaction it would last until that ends, so it is reset after.
         """
-        nested = connection.in_atomic_block
-        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-            cursor.execute("SET LOCAL enable_sort = off")
-            cursor.execute(sql, params)
-            rows = cursor.fetchall()
-            if nested:  # SET LOCAL would last until the caller's transaction ends
-                cursor.execute("RESET enable_sort")
-            return rows
+        reset = "; RESET enable_sort" if connection.in_atomic_block else ""
+        with connection.cursor() as cursor:  # binds on the client: several statements go
+            cursor.execute(f"SET LOCAL enable_sort = off; {sql}{reset}", params)
+            cursor.nextset()  # the query's rows, after the SET's
+            return cursor.fetchall()
 
     @staticmethod
     def _fetch(sql: str, params: list) -> list[tuple]:

@@ -20,6 +20,7 @@ from facts.search import _where
 from facts.services.reading import search_facts
 from facts.topk import MAX_DRIVERS, TopK, sufficient_sets
 from tests.facts.conftest import seed_facts
+from tests.protocol import round_trips
 
 FACTS = 5000
 UNSORTED = TopK._fetch_unsorted  # how the search runs a newest-first read
@@ -122,6 +123,22 @@ def test_a_long_question_s_drivers_each_alone_still_hold_every_fact_reaching_it(
             assert drivers & {w.text for w in held}, held
     lightest = [w for w in words if w.text not in drivers]
     assert sum(w.idf for w in lightest) < threshold, "the words left out cannot reach it"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_newest_first_read_outside_a_transaction_is_one_round_trip(stale, monkeypatch):
+    """As a request runs it (autocommit): its planner setting lasts for the read alone."""
+    seen = newest_first_sql(stale, monkeypatch, "common")
+    with round_trips() as sent:
+        rows = UNSORTED(*seen[0])
+    assert len(rows) == 5
+    assert len(sent) == 1, sent
+    monkeypatch.undo()
+    plan = "\n".join(row[0] for row in UNSORTED("EXPLAIN " + seen[0][0], seen[0][1]))
+    assert "Index Scan using fact_agent_newest" in plan and "Sort" not in plan, plan
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW enable_sort")
+        assert cursor.fetchone()[0] == "on"
 
 
 @pytest.mark.django_db
