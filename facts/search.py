@@ -136,11 +136,9 @@ def ranked(
             found = index.search(weighed, owners, k, partial(_present, facts, where))
             if found is not None:
                 return [_scored(fact, score) for fact, score in found]
-    hits = _in_sql(memory, where, stats, weighed, k, by_owner)
-    if not hits:
-        return []
-    loaded = _loaded(facts, [hit.id for hit in hits])
-    return [_scored(loaded[hit.id], hit.score) for hit in hits]
+    columns = _columns(facts)
+    found_in_sql = _in_sql(memory, where, columns, stats, weighed, k, by_owner)
+    return [_scored(Fact.from_db(facts.db, columns[1], row), s) for row, s in found_in_sql]
 
 
 def _scored(fact: Fact, score: float) -> Fact:
@@ -151,25 +149,29 @@ def _scored(fact: Fact, score: float) -> Fact:
 def _in_sql(
     memory: terms.Memory,
     where: tuple[str, list],
+    columns: tuple[str, tuple[str, ...]],
     stats: terms.Frequencies,
     words: list[ranking.Word],
     k: int,
     by_owner: Callable[[], list[QuerySet[Fact]] | None] | None,
-) -> list[ranking.Hit]:
+) -> list[tuple[tuple, float]]:
+    """The top k found in SQL (``facts.topk``): each fact's ``columns`` and its score."""
     parts = None  # when the searcher sees most of the memory, one scan through it is cheaper
     if by_owner is not None and stats.memory_total >= 2 * stats.total:
         parts = by_owner()
         if parts == []:
             return []  # no owner the run may see has facts under these folders
     where_parts = None if parts is None else [_where(part) for part in parts]
-    return TopK(memory, where, where_parts, stats, k).run(words)
+    topk = TopK(memory, where, where_parts, stats, k, columns)
+    return [(topk.rows[hit.id], hit.score) for hit in topk.run(words)]
 
 
 def _present(
     facts: QuerySet[Fact], where: tuple[str, list], ids: list[int]
 ) -> dict[int, tuple[int, Fact]]:
-    """Which of the index's candidates are still there and within ``where``, loaded as
-    ``_loaded`` does, each with ``updated_at`` in microseconds (as the index has it)."""
+    """Which of the index's candidates are still there and within ``where``, their columns
+    loaded (the deferred ones left out), each with ``updated_at`` in microseconds (as the
+    index has it)."""
     columns, names = _columns(facts)
     sql = (  # OFFSET 0: found by primary key first, whatever the planner makes of where
         f"SELECT {columns}, {postings.MICROS} FROM (SELECT * FROM facts_fact "  # noqa: S608
@@ -183,15 +185,6 @@ def _where(facts: QuerySet[Fact]) -> tuple[str, list]:
     """The queryset's conditions as SQL on ``facts_fact``, with their parameters."""
     sql, params = facts.query.get_compiler(using=facts.db).compile(facts.query.where)
     return sql, list(params)
-
-
-def _loaded(facts: QuerySet[Fact], ids: list[int]) -> dict[int, Fact]:
-    """The facts by id, their columns but the deferred ones; one prepared statement, as the
-    ORM's own query costs a millisecond here. The ids were found under ``facts``' conditions."""
-    columns, names = _columns(facts)
-    sql = f"SELECT {columns} FROM facts_fact WHERE id = ANY(%s::bigint[])"  # noqa: S608
-    loaded = (Fact.from_db(facts.db, names, row) for row in prepared.fetch_all(sql, [ids]))
-    return {fact.pk: fact for fact in loaded}
 
 
 def _columns(facts: QuerySet[Fact]) -> tuple[str, tuple[str, ...]]:

@@ -58,6 +58,10 @@ _KEYED = (
 
 
 Where = tuple[str, list]  # an SQL condition on facts_fact and its parameters
+# The facts' columns a search loads: as SQL, and their attnames (``id`` and ``updated_at``
+# among them).
+Columns = tuple[str, tuple[str, ...]]
+KEYS: Columns = ("id, updated_at", ("id", "updated_at"))
 # Common words matched, and those of them held whole: its facts all score alike.
 Pair = tuple[tuple[Word, ...], tuple[Word, ...]]
 
@@ -67,13 +71,24 @@ class TopK:
     ones, the searcher's own folder), each a range of ``fact_owner_newest``, so that newest
     first reads only what the searcher may see, however many other users' facts there are;
     None (staff, or a run that sees most of the memory) reads the memory newest first along
-    ``fact_agent_newest``, skipping what ``where`` leaves out.
+    ``fact_agent_newest``, skipping what ``where`` leaves out. ``columns``: what each of
+    its queries loads of the facts it finds (at most k each), kept in ``rows`` by id, so
+    that the answer needs no query more.
     """
 
     def __init__(
-        self, memory: Memory, where: Where, parts: list[Where] | None, stats: Frequencies, k: int
+        self,
+        memory: Memory,
+        where: Where,
+        parts: list[Where] | None,
+        stats: Frequencies,
+        k: int,
+        columns: Columns = KEYS,
     ) -> None:
         self.memory, self.parts, self.k = memory, parts, k
+        self.columns, names = columns
+        self._id, self._at = names.index("id"), names.index("updated_at")
+        self.rows: dict[int, tuple] = {}  # fact id -> its columns, of every fact found
         self.where_sql, self.where_params = where
         self.total, self.memory_total = stats.total, stats.memory_total
         self.stats = stats
@@ -124,8 +139,7 @@ class TopK:
                 return self._read_all(words, present)
             if spent > self._every_match_cost(present):  # ... or than scoring every match
                 return self._score_every_match(words, present)
-            rows = self._exactly(pair, others, driver)
-            hits = best(hits + [Hit(i, at, pair_score) for i, at in rows], self.k)
+            hits = best(hits + self._hits(self._exactly(pair, others, driver), pair_score), self.k)
         return hits
 
     def _read_all_cost(self) -> float:
@@ -197,11 +211,10 @@ class TopK:
         """The top k of the facts the keyed tsquery ``driver`` finds, each scored in full."""
         score_sql, score_params = self._score_sql(words)
         sql = (
-            f"SELECT id, updated_at, {score_sql} AS score FROM {_KEYED} "  # noqa: S608
+            f"SELECT {score_sql} AS score, {self.columns} FROM {_KEYED} "  # noqa: S608
             f"WHERE {self.where_sql} ORDER BY score DESC, updated_at DESC, id DESC LIMIT %s"
         )
-        rows = self._fetch(sql, [*score_params, driver, *self.where_params, self.k])
-        return [Hit(*row) for row in rows]
+        return self._hits(self._fetch(sql, [*score_params, driver, *self.where_params, self.k]))
 
     def _exactly(self, pair: Pair, others: list[Word], driver: list[Word] | None) -> list[tuple]:
         """The k newest facts matching every word of the pair's subset (those of its whole
@@ -215,7 +228,7 @@ class TopK:
         if driver is None:
             return self._newest(matching)
         sql = (
-            f"SELECT id, updated_at FROM {_KEYED} WHERE {self.where_sql} "  # noqa: S608
+            f"SELECT {self.columns} FROM {_KEYED} WHERE {self.where_sql} "  # noqa: S608
             f"AND search_vector @@ %s::tsquery {_NEWEST}"
         )
         keys = " & ".join(keyed(self.memory, w.text, w in whole) for w in driver)
@@ -224,7 +237,7 @@ class TopK:
     def _newest(self, exact: str) -> list[tuple]:
         """The k newest facts matching ``exact``: each part read newest first, then merged."""
         select = (
-            "SELECT id, updated_at FROM facts_fact "
+            f"SELECT {self.columns} FROM facts_fact "  # noqa: S608
             "WHERE {} AND ts_match_vq(search_vector, %s::tsquery) {}"
         )
         if self.parts is None:
@@ -277,14 +290,13 @@ class TopK:
         selects, params = [], []
         for part_sql, part_params in self.parts:
             selects.append(
-                f"SELECT id, updated_at, {score_sql} AS score FROM facts_fact "  # noqa: S608
+                f"SELECT {score_sql} AS score, {self.columns} FROM facts_fact "  # noqa: S608
                 f"WHERE {part_sql} AND ts_match_vq(search_vector, %s::tsquery)"
             )
             params += [*score_params, *part_params, any_word]
         union = " UNION ALL ".join(selects)
         sql = f"SELECT * FROM ({union}) AS parts ORDER BY score DESC, updated_at DESC, id DESC "  # noqa: S608
-        rows = self._fetch(sql + "LIMIT %s", [*params, self.k])
-        return [Hit(*row) for row in rows]
+        return self._hits(self._fetch(sql + "LIMIT %s", [*params, self.k]))
 
     def _score_every_match(self, words: list[Word], present: list[Word]) -> list[Hit]:
         """Every fact holding a present word, scored: the matches alone through the GIN
@@ -297,12 +309,21 @@ class TopK:
         score_sql, score_params = self._score_sql(words)
         any_word = " | ".join(quoted(w.text) for w in present)
         sql = (
-            f"SELECT id, updated_at, {score_sql} AS score FROM facts_fact "  # noqa: S608
+            f"SELECT {score_sql} AS score, {self.columns} FROM facts_fact "  # noqa: S608
             f"WHERE {self.where_sql} AND search_vector @@ %s::tsquery "
             "ORDER BY score DESC, updated_at DESC, id DESC LIMIT %s"
         )
-        rows = self._fetch(sql, [*score_params, *self.where_params, any_word, self.k])
-        return [Hit(*row) for row in rows]
+        return self._hits(self._fetch(sql, [*score_params, *self.where_params, any_word, self.k]))
+
+    def _hits(self, rows: list[tuple], score: float | None = None) -> list[Hit]:
+        """Rows of a fact's columns, each after its score or all scoring ``score``, as
+        hits; their columns kept in ``rows``."""
+        hits = []
+        for row in rows:
+            fact = row[1:] if score is None else row
+            self.rows[fact[self._id]] = fact
+            hits.append(Hit(fact[self._id], fact[self._at], row[0] if score is None else score))
+        return hits
 
     @staticmethod
     def _fetch_unsorted(sql: str, params: list) -> list[tuple]:

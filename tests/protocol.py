@@ -27,6 +27,8 @@ def round_trips() -> Iterator[list[list[str]]]:
         trace.seek(0)
         sending = False
         for line in trace.read().splitlines():
+            if line[:2] not in ("F\t", "B\t"):
+                continue  # a message's text running on past a line break (a query's SQL)
             direction, _, message = line.split("\t", 3)[:3]
             if direction == "F" and not sending:
                 found.append([])

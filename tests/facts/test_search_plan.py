@@ -19,7 +19,7 @@ from facts.scope import REAL_MEMORY, FactScope
 from facts.search import _where
 from facts.services.reading import search_facts
 from facts.topk import MAX_DRIVERS, TopK, sufficient_sets
-from tests.facts.conftest import seed_facts
+from tests.facts.conftest import run_for, save, seed_facts
 from tests.protocol import round_trips
 
 FACTS = 5000
@@ -139,6 +139,30 @@ def test_a_newest_first_read_outside_a_transaction_is_one_round_trip(stale, monk
     with connection.cursor() as cursor:
         cursor.execute("SHOW enable_sort")
         assert cursor.fetchone()[0] == "on"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("zebra", ["a zebra at noon"]),  # a rare word: its facts through GIN, scored
+        ("the", ["the third", "the second", "the first"]),  # a common one: newest first
+    ],
+)
+def test_a_short_query_loads_its_facts_with_the_query_that_finds_them(
+    tenant, agent, query, found
+):
+    """Three round trips on a connection that prepared its statements: the run token, the
+    words' statistics, the search's one query, which reads the facts' columns too: none
+    more to load them."""
+    _, alice = run_for(tenant, agent, "alice")
+    for text in ["the first", "a zebra at noon", "the second", "the third"]:
+        save(alice, "notes/", text)
+    alice.post("/v0/memory/search", {"query": "noon"})  # its statements prepared
+    with round_trips() as sent:
+        response = alice.post("/v0/memory/search", {"query": query})
+    assert [fact["text"] for fact in response.json()["facts"]] == found
+    assert len(sent) == 3, sent
 
 
 @pytest.mark.django_db
