@@ -137,8 +137,8 @@ def ranked(
             if found is not None:
                 return [_scored(fact, score) for fact, score in found]
     columns = _columns(facts)
-    found_in_sql = _in_sql(memory, where, columns, stats, weighed, k, by_owner)
-    return [_scored(Fact.from_db(facts.db, columns[1], row), s) for row, s in found_in_sql]
+    in_sql = _in_sql(memory, where, columns, stats, weighed, k, by_owner)
+    return [_scored(Fact.from_db(facts.db, columns[1], row), score) for row, score in in_sql]
 
 
 def _scored(fact: Fact, score: float) -> Fact:

@@ -339,7 +339,8 @@ class TopK:
         caller's transaction it would last until that ends, so it is reset after.
         """
         reset = "; RESET enable_sort" if connection.in_atomic_block else ""
-        with connection.cursor() as cursor:  # binds on the client: several statements go
+        # Django's cursors bind parameters on the client, so one execute() sends them all.
+        with connection.cursor() as cursor:
             cursor.execute(f"SET LOCAL enable_sort = off; {sql}{reset}", params)
             cursor.nextset()  # the query's rows, after the SET's
             return cursor.fetchall()

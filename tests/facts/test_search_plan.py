@@ -149,9 +149,7 @@ def test_a_newest_first_read_outside_a_transaction_is_one_round_trip(stale, monk
         ("the", ["the third", "the second", "the first"]),  # a common one: newest first
     ],
 )
-def test_a_short_query_loads_its_facts_with_the_query_that_finds_them(
-    tenant, agent, query, found
-):
+def test_a_short_query_loads_its_facts_with_the_query_that_finds_them(tenant, agent, query, found):
     """Three round trips on a connection that prepared its statements: the run token, the
     words' statistics, the search's one query, which reads the facts' columns too: none
     more to load them."""
