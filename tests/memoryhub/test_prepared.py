@@ -41,12 +41,12 @@ def test_each_connection_plans_a_prepared_statement_once(run_api):
         cursor.execute("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
         plans = {row[0]: row[1:] for row in cursor.fetchall()}
     lookups = [counts for statement, counts in plans.items() if "r.token_hash = $1" in statement]
-    assert lookups == [(9, 0)]  # PostgreSQL's own choice plans the first five anew
+    assert lookups == [(9, 0)]  # left to itself, PostgreSQL plans the first five anew
     assert plans["SELECT unnest($1::text[])"] == (1, 0)
     assert all(custom == 0 for _, custom in plans.values()), plans
 
 
-def test_turned_off_their_plans_are_left_to_the_server(db, settings):
+def test_turned_off_their_plans_are_left_to_the_server(db):
     from django.db import connections
 
     options = connections.settings["default"]["OPTIONS"]
