@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from facts import validation
@@ -10,12 +9,11 @@ from facts.models import Fact
 from facts.paths import PATH_SCHEMA, normalize, resolve
 from facts.scope import FactScope
 from facts.services.reading import search_facts
+from memoryhub.blocktext import escape_text
 from memoryhub.errors import ApiError
 from memoryhub.rules import Rule
 
 MAX_PATHS = 20
-# "<memory", "</memory", "< /MEMORY" ...: a fact must not open or close the block.
-_TAG_RE = re.compile(r"<(?=\s*/?\s*memory)", re.IGNORECASE)
 
 
 WHOLE_MEMORY = ("",)  # the paths of a caller that names none
@@ -56,12 +54,13 @@ def build_context(
         facts = search_facts(scope, query, folders=[folder], k=k)
         if facts:
             lines = "\n".join(_line(fact) for fact in facts)
-            sections.append(f"{given or '/'}\n{lines}")
+            sections.append(f"{escape_text(given or '/')}\n{lines}")
     if not sections:
         return ""
     return "<memory>\n" + "\n\n".join(sections) + "\n</memory>"
 
 
 def _line(fact: Fact) -> str:
-    text = _TAG_RE.sub("&lt;", " ".join(fact.text.split()))
+    # "<memory", "</memory", "< /MEMORY" ...: a fact must not open or close the block.
+    text = escape_text(" ".join(fact.text.split()))
     return f"- {text} ({fact.updated_at.date().isoformat()}, {fact.public_id})"

@@ -10,13 +10,12 @@ it records what the conversation has now seen, which later tool writes are based
 
 from __future__ import annotations
 
-from html import escape
-
 from django.db import transaction
 
 from filememory.models import File, SeenFile
 from filememory.services import seen
 from filememory.services.seen import Seen
+from memoryhub.blocktext import escape_all, escape_text
 from memoryhub.conf import setting
 from memoryhub.models import Memory
 from memoryhub.services.memories import effective_guide
@@ -59,25 +58,26 @@ class _Block:
             return ""
         head = "Left out for space (read them with memory_file_view): "
         limit = NOTE_RESERVE - _size(FOOTER)
+        items = [escape_text(item) for item in self.left_out]  # they name stored paths
         shown: list[str] = []
-        for index, item in enumerate(self.left_out):
-            rest = len(self.left_out) - index - 1
+        for index, item in enumerate(items):
+            rest = len(items) - index - 1
             tail = f", and {rest} more" if rest else ""
             if _size(head + ", ".join([*shown, item]) + tail + ".\n") > limit:
                 break
             shown.append(item)
-        rest = len(self.left_out) - len(shown)
+        rest = len(items) - len(shown)
         return head + ", ".join([*shown, f"{rest} more"] if rest else shown) + ".\n"
 
 
 def _file_text(file: File) -> str:
-    path = escape(file.path)
-    return f'<file path="{path}" version="{file.version}">\n{file.content}\n</file>\n'
+    path, content = escape_all(file.path), escape_text(file.content)
+    return f'<file path="{path}" version="{file.version}">\n{content}\n</file>\n'
 
 
 def _header(memory: Memory, mount_name: str | None) -> str:
-    name = escape(mount_name or memory.name)
-    return f'<memory name="{name}" id="{memory.id}" kind="file">\n'
+    name, memory_id = escape_all(mount_name or memory.name), escape_all(memory.id)
+    return f'<memory name="{name}" id="{memory_id}" kind="file">\n'
 
 
 def file_context_block(
@@ -95,7 +95,7 @@ def file_context_block(
     """
     memory_id = memory.id if isinstance(memory, Memory) else memory
     with transaction.atomic():
-        current = Memory.objects.filter(pk=memory_id, kind=Memory.Kind.FILE).first()
+        current = _memory_of_thread(memory_id, thread_id)
         if current is None:
             return ""
         sighting = seen.sighting(thread_id, current)
@@ -111,9 +111,16 @@ def file_context_block(
         return block.close()
 
 
+def _memory_of_thread(memory_id: str, thread_id: str) -> Memory | None:
+    """The file memory, only when it is of the thread's workspace: a mount row (a forged
+    import, say) must never bring another workspace's files into a run."""
+    memories = Memory.objects.filter(pk=memory_id, kind=Memory.Kind.FILE)
+    return memories.filter(workspace__threads=thread_id).first()
+
+
 def _guide(block: _Block, memory: Memory) -> None:
     guide = effective_guide(memory)
-    if guide and not block.add(f"Guide:\n{guide}\n"):
+    if guide and not block.add(f"Guide:\n{escape_text(guide)}\n"):
         block.left_out.append("the memory's guide")
 
 
@@ -128,7 +135,8 @@ def _full(block: _Block, memory: Memory, thread_id: str) -> None:
     else:
         block.add("The memory has no files yet.\n")
     for position, file in enumerate(index):
-        if not block.add(f"- {file.path} ({file.size} bytes, version {file.version})\n"):
+        line = f"- {escape_text(file.path)} ({file.size} bytes, version {file.version})\n"
+        if not block.add(line):
             block.left_out.append(f"{len(index) - position} more index entries")
             break
         entries.setdefault(file.path, Seen(file.path, file.id, file.version, None))
@@ -176,7 +184,7 @@ def _changes(block: _Block, memory: Memory, thread_id: str, *, guide: bool) -> N
             entries.append(Seen(file.path, file.id, file.version, file.version))
         else:
             block.left_out.append(f"{file.path} (version {file.version})")
-    gone = [path for path in deleted if block.add(f"- {path} was deleted\n")]
+    gone = [path for path in deleted if block.add(f"- {escape_text(path)} was deleted\n")]
     block.left_out += [f"the deletion of {path}" for path in deleted if path not in gone]
     seen.record(thread_id, memory, entries)
     seen.forget(thread_id, memory, gone)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
-from html import escape
 
+from memoryhub.blocktext import escape_all
 from memoryhub.conf import setting
 from memoryhub.models import Memory
 from records.backends import Record, RecordBackend
@@ -39,14 +39,14 @@ def render(memory: Memory, records: Sequence[Record], name: str | None = None) -
     if not records:
         return ""
     budget = setting("memory.recall_bytes")
-    label = escape(name or memory.name, quote=True)
+    label = escape_all(name or memory.name)
     head = f'<recalled_records memory="{label}" trust="untrusted">\n{PREAMBLE}\n'
     tail = "</recalled_records>"
     used = len((head + tail).encode())
     lines: list[str] = []
     for record in records:
         # Escaped so that a record cannot close the block and speak as the system.
-        line = f'<record id="{escape(record.id, quote=True)}">{escape(record.text)}</record>\n'
+        line = f'<record id="{escape_all(record.id)}">{escape_all(record.text)}</record>\n'
         size = len(line.encode())
         if used + size > budget:
             break
@@ -66,6 +66,9 @@ def _prepared(memory: Memory) -> RecordBackend | None:
     """The memory's backend, or None when it cannot recall (disabled, no provider, no key)."""
     provider = memory.provider
     if provider is None or not provider.enabled or not memory.namespace:
+        return None
+    if provider.workspace_id != memory.workspace_id:  # a forged row: never another's account
+        logger.warning("recall: memory %s has a provider of another workspace", memory.id)
         return None
     try:
         return backend_of(provider)
