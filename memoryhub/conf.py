@@ -37,6 +37,8 @@ DEFAULTS: dict[str, Any] = {
     "facts.index_max_postings": 5_000_000,
     "outbound.allow_private": False,
     "outbound.allow_http": False,
+    # MCP sessions over HTTP one credential (an API key, a run token) may hold open at once.
+    "mcp.sessions_per_credential": 32,
 }
 
 # Settings whose environment variable has a name of its own (documented in the README).

@@ -18,11 +18,13 @@ from urllib.parse import quote, unquote
 from facts.tools import TOOLS as FACTS_TOOLS
 from facts.tools import Toolbox
 from filememory.services.files import get_file, list_files
+from filememory.services.paths import FILE_PATH
 from memoryhub.errors import ApiError
 from memoryhub.mcp.session import McpSession
 from memoryhub.models import Run
 from memoryhub.tools import Tool, ToolCall
 from threads.models import RunMount
+from threads.services.runs import own_run
 from threads.services.tool_calls import execute_tool_call
 from threads.services.toolset import disabled_tools, run_tools
 
@@ -75,8 +77,9 @@ def call_tool(session: McpSession, name: str, arguments: object, call_id: str | 
 
 
 def context(session: McpSession) -> str:
-    """The run's context block, exactly as run acceptance returned it."""
-    return session.principal().run.context
+    """The run's context block, exactly as run acceptance returned it (empty once its person
+    was erased), as ``GET /api/v1/runs/current`` answers it."""
+    return own_run(session.principal()).context
 
 
 def _file_mounts(run: Run) -> list[RunMount]:
@@ -109,4 +112,5 @@ def read_file_resource(session: McpSession, uri: str) -> str:
     mount = next((m for m in _file_mounts(principal.run) if m.name == mount_name), None)
     if mount is None:
         raise ApiError(404, f"no file memory mounted as {mount_name!r}")
-    return get_file(principal, mount.memory_id, unquote(path)).content
+    # The URI's path passes REST's file path rules (no NUL, no ".." ...) before any lookup.
+    return get_file(principal, mount.memory_id, FILE_PATH(unquote(path))).content

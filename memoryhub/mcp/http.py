@@ -1,23 +1,47 @@
-"""Streamable HTTP at ``/mcp``: the SDK's Starlette app, mounted by ``memoryhub.asgi``.
+"""Streamable HTTP at ``/mcp``: the SDK's Starlette app, mounted by ``memoryhub.asgi``, behind
+:class:`SessionGate`.
 
 MCP sessions live in the serving process's memory (the SDK's session manager), so every
 request of one session must reach the same process: ``make run`` serves with one uvicorn
 process, and several processes need the proxy to keep a session (``Mcp-Session-Id``) on one.
+
+The SDK opens a session for any ``initialize`` and ends one on any ``DELETE`` that names it.
+The gate lets a session be opened only with credentials that can act, binds it to them, and
+caps how many one credential holds open, so that no one can fill the process's sessions or
+end another client's (and with it the run its API key opened).
 """
 
 from __future__ import annotations
 
+import json
 import os
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping
 
 from django.conf import settings
-from mcp.server.transport_security import TransportSecuritySettings
-from starlette.applications import Starlette
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memoryhub.mcp.server import build_server, http_session, keep_api_key_sessions
+from memoryhub.conf import setting
+from memoryhub.errors import ApiError, from_exception
+from memoryhub.mcp.server import (
+    build_server,
+    credentials_from_headers,
+    http_session,
+    in_thread,
+    keep_api_key_sessions,
+)
+from memoryhub.mcp.session import check_credentials, no_credentials
+from memoryhub.parsers import MAX_DEPTH, nesting_depth, too_large
 
 PATH = "/mcp"
 # An MCP session without a request this long ends, and with it the run an API key opened.
 IDLE_SECONDS = float(os.environ.get("MEMORYHUB_MCP_IDLE_SECONDS", "1800"))
+MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE  # the SDK's own limit, kept
 
 
 def _security() -> TransportSecuritySettings:
@@ -33,11 +57,203 @@ def _security() -> TransportSecuritySettings:
     )
 
 
-def mcp_app() -> Starlette:
+def mcp_app() -> ASGIApp:
     server = build_server(http_session)
     keep_api_key_sessions(server)
-    return server.streamable_http_app(
+    app = server.streamable_http_app(
         streamable_http_path=PATH,
         session_idle_timeout=IDLE_SECONDS,
         transport_security=_security(),
+        max_request_body_size=MAX_BODY_BYTES,
     )
+    # The SDK's open sessions: a session leaves them however it ends (its client's DELETE,
+    # the idle timeout, a crash), and no public API lists them.
+    return SessionGate(app, lambda: server.session_manager._server_instances)  # noqa: SLF001
+
+
+def sessions_per_credential() -> int:
+    return int(setting("mcp.sessions_per_credential"))
+
+
+def no_session() -> ApiError:
+    """Another's session answers as an unknown one: nobody learns which sessions exist."""
+    return ApiError(
+        404, "no MCP session of these credentials with this id: initialize a new session"
+    )
+
+
+def too_many_sessions(cap: int) -> ApiError:
+    return ApiError(
+        429,
+        f"these credentials hold at most {cap} open MCP sessions: end one (DELETE /mcp with "
+        "its Mcp-Session-Id) or let one idle out before opening another",
+    )
+
+
+def nested_too_deep() -> ApiError:
+    # The REST parser's refusal (memoryhub.parsers.parse_json_bytes), for the same rule.
+    return ApiError(400, f"malformed JSON: nested more than {MAX_DEPTH} levels deep")
+
+
+class SessionGate:
+    """An ASGI wrapper that reads each request's credentials before the SDK sees it.
+
+    - A request without credentials is 401; one that would open a session (no
+      ``Mcp-Session-Id``) needs credentials :func:`check_credentials` accepts (REST's
+      401/403/422) and room under :func:`sessions_per_credential` (429).
+    - A request naming a session must carry the credentials that opened it (404 otherwise,
+      its DELETE included), compared by hash: :attr:`Credentials.identity`.
+    - A body nested deeper than :data:`MAX_DEPTH` is 400 before the SDK parses it.
+
+    The sessionless 2026-07-28 protocol opens no session: its requests only pass the body
+    check, and each handler checks its credentials.
+    """
+
+    def __init__(self, app: ASGIApp, open_sessions: Callable[[], Collection[str]]) -> None:
+        self.app = app
+        self.open_sessions = open_sessions
+        self.owners: dict[str, str] = {}  # session id -> the identity that opened it
+        self.opening: Counter[str] = Counter()  # identity -> its initializes in flight
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != PATH:
+            await self.app(scope, receive, send)
+            return
+        # As the SDK reads them: the first of a repeated header.
+        headers = Headers(scope=scope)
+        opening = None
+        try:
+            if not _sessionless(headers):
+                identity = credentials_from_headers(headers).identity
+                if not identity:
+                    raise no_credentials()
+                session = headers.get(MCP_SESSION_ID_HEADER)
+                if session is not None:
+                    self._check_owner(session, identity)
+                else:
+                    opening = identity
+            receive = await _checked_body(scope, receive)
+            if opening is not None:
+                await self._admit(opening, headers)
+        except Exception as exc:  # noqa: BLE001 - a refusal, or the database down (503)
+            error = from_exception(exc)
+            if error is None:
+                raise
+            await answer(send, error)
+            return
+        if opening is None:
+            await self.app(scope, receive, send)
+        else:
+            await self._serve_opening(opening, scope, receive, send)
+
+    def _check_owner(self, session: str, identity: str) -> None:
+        owner = self.owners.get(session)
+        if owner is not None and session not in self.open_sessions():
+            del self.owners[session]  # it ended (its DELETE, its idle timeout)
+            owner = None
+        if owner != identity:
+            raise no_session()
+
+    def _count(self, identity: str) -> int:
+        """The identity's open sessions and openings in flight (ended sessions forgotten)."""
+        alive = self.open_sessions()
+        self.owners = {sid: who for sid, who in self.owners.items() if sid in alive}
+        return sum(who == identity for who in self.owners.values()) + self.opening[identity]
+
+    async def _admit(self, identity: str, headers: Mapping[str, str]) -> None:
+        """Checked credentials with room for one more session, reserved for them."""
+        await in_thread(check_credentials, credentials_from_headers(headers))
+        cap = sessions_per_credential()
+        if self._count(identity) >= cap:  # no await from the count to the reservation
+            raise too_many_sessions(cap)
+        self.opening[identity] += 1
+
+    async def _serve_opening(
+        self, identity: str, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        """The SDK opens the session; its id, in the answer's header, is bound to ``identity``."""
+        pending = True
+
+        def settle() -> None:
+            nonlocal pending
+            if pending:
+                pending = False
+                self.opening[identity] -= 1
+                if not self.opening[identity]:
+                    del self.opening[identity]
+
+        async def bind(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                session = _header(message, MCP_SESSION_ID_HEADER)
+                if session and message["status"] < 400:
+                    self.owners[session] = identity
+                settle()  # the session, if one was opened, now counts as open
+            await send(message)
+
+        try:
+            await self.app(scope, receive, bind)
+        finally:
+            settle()
+
+
+async def _checked_body(scope: Scope, receive: Receive) -> Receive:
+    """The request read again, after its body passed the depth check."""
+    if scope["method"] != "POST":
+        return receive
+    body = await _read_body(receive, MAX_BODY_BYTES)
+    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and nesting_depth(body) > MAX_DEPTH:
+        raise nested_too_deep()
+    return _replay(body, receive)
+
+
+def _sessionless(headers: Mapping[str, str]) -> bool:
+    """A 2026-07-28 request, which the SDK serves on its own (as it routes them)."""
+    version = headers.get(MCP_PROTOCOL_VERSION_HEADER)
+    return version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+def _header(message: Message, name: str) -> str | None:
+    wanted = name.encode("latin-1")
+    for key, value in message.get("headers", ()):
+        if key.lower() == wanted:
+            return value.decode("latin-1")
+    return None
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return bytes(body)  # the client went away: the SDK sees an empty body
+        body += message.get("body", b"")
+        if len(body) > limit:
+            raise too_large(limit)
+        if not message.get("more_body", False):
+            return bytes(body)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """``receive`` with the body already read given back first."""
+    given = False
+
+    async def replayed() -> Message:
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replayed
+
+
+async def answer(send: Send, error: ApiError) -> None:
+    """memoryhub's error envelope, as the REST API answers the same refusal."""
+    body = json.dumps(error.as_dict()).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *((name.lower().encode(), value.encode()) for name, value in error.headers.items()),
+    ]
+    await send({"type": "http.response.start", "status": error.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -20,12 +20,14 @@ from facts.context import given_paths
 from memoryhub.auth import principal_for_api_key, principal_for_run_token
 from memoryhub.errors import ApiError
 from memoryhub.ids import hash_secret
+from memoryhub.models import Permission
 from memoryhub.principals import Principal
 from memoryhub.services.end_users import END_USER
 from threads.services.runs import accept_run, end_run
 from threads.services.threads import create_thread
 
 USER_FOLDER = "users/{user}/"
+NO_CREDENTIALS = "a run token or an API key is required"
 T = TypeVar("T")
 
 
@@ -42,6 +44,14 @@ class Credentials:
     @property
     def key_hash(self) -> str:
         return hash_secret(self.api_key) if self.api_key else ""
+
+    @property
+    def identity(self) -> str:
+        """The credential that acts (a run token before an API key, as in :func:`open_session`),
+        hashed: what an MCP session over HTTP is bound to. "" without one."""
+        if self.run_token:
+            return "run:" + hash_secret(self.run_token)
+        return "key:" + self.key_hash if self.api_key else ""
 
 
 @dataclass
@@ -77,19 +87,50 @@ def _paths(credentials: Credentials, has_person: bool) -> list[str]:
     return [USER_FOLDER] if has_person else given_paths(None)
 
 
-def open_session(credentials: Credentials) -> McpSession:
-    """The session of these credentials (401/403/422 as ``ApiError`` when they don't fit)."""
-    if credentials.run_token:
-        run = principal_for_run_token(credentials.run_token).run
-        return McpSession(credentials.run_token, _paths(credentials, bool(run.end_user_id)))
+def no_credentials() -> ApiError:
+    return ApiError(401, NO_CREDENTIALS, headers={"WWW-Authenticate": "Bearer"})
+
+
+@dataclass(frozen=True)
+class _KeySession:
+    """What an API key's session is opened with, checked."""
+
+    key: Principal
+    end_user: str | None
+    paths: list[str]
+
+
+def _key_session(credentials: Credentials) -> _KeySession:
     if not credentials.api_key:
-        raise ApiError(401, "a run token or an API key is required")
+        raise no_credentials()
     if not credentials.agent:
         raise ApiError(422, "an API key needs the agent named in the configuration")
     key = principal_for_api_key(credentials.api_key)
     end_user = END_USER(credentials.end_user) if credentials.end_user else None
-    paths = _paths(credentials, end_user is not None)  # checked before anything is opened
-    thread = create_thread(key, credentials.agent, end_user=end_user)
+    return _KeySession(key, end_user, _paths(credentials, end_user is not None))
+
+
+def _run_token_session(credentials: Credentials) -> McpSession:
+    run = principal_for_run_token(credentials.run_token).run
+    return McpSession(credentials.run_token, _paths(credentials, bool(run.end_user_id)))
+
+
+def check_credentials(credentials: Credentials) -> None:
+    """Refuse credentials :func:`open_session` would refuse (401/403/422), opening nothing:
+    over HTTP an MCP session is opened only for credentials that can act."""
+    if credentials.run_token:
+        _run_token_session(credentials)
+    else:
+        _key_session(credentials).key.require(Permission.RUN)
+
+
+def open_session(credentials: Credentials) -> McpSession:
+    """The session of these credentials (401/403/422 as ``ApiError`` when they don't fit)."""
+    if credentials.run_token:
+        return _run_token_session(credentials)
+    checked = _key_session(credentials)  # before anything is opened
+    key, paths = checked.key, checked.paths
+    thread = create_thread(key, credentials.agent, end_user=checked.end_user)
     accepted = accept_run(key, thread.id)
     return McpSession(accepted.token, paths, credentials.key_hash)
 

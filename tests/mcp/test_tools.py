@@ -15,8 +15,10 @@ from tests.mcp.conftest import (
     headers_for,
     http_client,
     new_run,
+    options_for,
     refused,
     run_async,
+    stdio_client,
     unique,
 )
 
@@ -204,7 +206,13 @@ def test_a_run_token_of_another_workspace_sees_nothing_here(live, connect):
     assert resources == ["memoryhub://run/context", f"memoryhub://files/prefs/{FILE}"]
 
 
-def test_bad_credentials_get_no_tools(live, connect):
+def test_bad_credentials_get_no_tools(live):
+    """Over stdio the first request is an MCP error saying why; over HTTP ``initialize`` is
+    refused with REST's status and envelope (test_session_binding.py)."""
+
+    def connect(**credentials: str):
+        return stdio_client(*options_for(**credentials))
+
     assert "invalid run token" in run_async(refused, connect, run_token="rt_nope")  # noqa: S106
     read_key = {"api_key": live.home.keys["read"], "agent": live.home.agent_id}
     assert "run permission" in run_async(refused, connect, **read_key)
