@@ -5,8 +5,16 @@ own network. So by default only public addresses over HTTPS are reached:
 
 - plain ``http://`` is refused unless ``outbound.allow_http``
   (``MEMORYHUB_OUTBOUND_ALLOW_HTTP=1``);
-- private, loopback, link-local, reserved and other non-public addresses are refused
-  unless ``outbound.allow_private`` (``MEMORYHUB_OUTBOUND_ALLOW_PRIVATE=1``).
+- private, loopback, shared, reserved and other non-public addresses are refused
+  unless ``outbound.allow_private`` (``MEMORYHUB_OUTBOUND_ALLOW_PRIVATE=1``);
+- link-local addresses (cloud metadata services live there), the other cloud metadata
+  addresses, unspecified, broadcast and multicast addresses are refused whatever the
+  settings say: no backend is reached there, and the metadata service hands out the
+  machine's own credentials.
+
+An IPv6 address that carries an IPv4 address (IPv4-mapped ``::ffff:a.b.c.d``,
+IPv4-compatible ``::a.b.c.d``, NAT64 ``64:ff9b::/96``, 6to4 ``2002::/16``) is judged by the
+IPv4 address, which is where a connection to it ends up.
 
 :func:`check_url` checks an address when it is saved. :func:`session` builds a
 ``requests`` session that checks again at connection time: each connection resolves the
@@ -46,15 +54,64 @@ def allow_http() -> bool:
     return bool(setting("outbound.allow_http"))
 
 
-def is_public(address: str) -> bool:
-    """Whether an IP address is on the public internet (IPv4-mapped IPv6 by its IPv4)."""
+# Refused whatever the settings say, each with what it is (for the message); the first
+# match names it, so metadata comes before the link-local network that holds it.
+NEVER: tuple[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str], ...] = tuple(
+    (ipaddress.ip_network(network), what)
+    for network, what in (
+        ("169.254.169.254/32", "the cloud metadata service"),  # AWS, GCP, Azure, Oracle...
+        ("fd00:ec2::254/128", "the cloud metadata service"),  # AWS over IPv6
+        ("100.100.100.200/32", "the cloud metadata service"),  # Alibaba Cloud
+        ("168.63.129.16/32", "the cloud host's service address"),  # Azure's WireServer
+        ("169.254.0.0/16", "a link-local address"),
+        ("fe80::/10", "a link-local address"),
+        ("0.0.0.0/8", "an unspecified address"),  # 0.0.0.0 reaches the local host on Linux
+        ("::/128", "an unspecified address"),
+        ("255.255.255.255/32", "a broadcast address"),
+        ("224.0.0.0/4", "a multicast address"),
+        ("ff00::/8", "a multicast address"),
+    )
+)
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")  # RFC 8215: the IPv4 may sit anywhere
+IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 form carries, where a connection to it ends up."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip in NAT64 or (ip in IPV4_COMPATIBLE and int(ip) > 1):  # :: and ::1 are IPv6's own
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+def _judged(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """The address to judge: an IPv6 form that carries an IPv4 address is judged by it."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
+    if isinstance(ip, ipaddress.IPv6Address):
+        return _embedded_ipv4(ip) or ip
+    return ip
+
+
+def never_allowed(address: str) -> str | None:
+    """What the address is when no setting allows it (metadata, link-local...), else None."""
+    ip = _judged(address)
+    return next((what for network, what in NEVER if ip in network), None)
+
+
+def is_public(address: str) -> bool:
+    """Whether an IP address is on the public internet (an embedded IPv4 by itself)."""
+    ip = _judged(address)
+    return ip.is_global and ip not in NAT64_LOCAL and never_allowed(address) is None
 
 
 def check_address(address: str) -> None:
+    what = never_allowed(address)
+    if what is not None:
+        raise OutboundRefused(f"{address} is {what}; no setting allows it")
     if not allow_private() and not is_public(address):
         raise OutboundRefused(
             f"{address} is not a public address; this deployment allows only public ones"
@@ -98,15 +155,17 @@ def resolve_allowed(host: str, port: int) -> str:
     """The first address of ``host`` that the policy allows (OutboundRefused if none)."""
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     addresses = [str(info[4][0]) for info in infos]
+    refusals: dict[str, None] = {}  # each reason once, in order
     for address in addresses:
         try:
             check_address(address)
-        except OutboundRefused:
+        except OutboundRefused as exc:
+            refusals[str(exc)] = None
             continue
         return address
     raise OutboundRefused(
         f"{host} resolves to {', '.join(sorted(set(addresses)))}, which this deployment"
-        " does not allow (only public addresses)"
+        f" does not allow: {'; '.join(refusals)}"
     )
 
 

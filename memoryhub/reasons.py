@@ -51,6 +51,9 @@ class Reason(StrEnum):
     PROVIDER_IN_USE = "provider_in_use"
     # 422: the memory provider is disabled.
     DISABLED = "disabled"
+    # 422: a provider's new base_url (another scheme, host or port) comes without a new
+    # credential: the stored one is never sent to another address.
+    CREDENTIAL_REQUIRED = "credential_required"
     # 422: a provider's base_url is refused by the outbound policy when it is set.
     OUTBOUND = "outbound"
     # 503: a call to the provider is refused by the outbound policy when it is made.

@@ -94,12 +94,17 @@ class ProviderDetailView(ApiView):
     @errors(
         {
             409: "The new base_url moves a namespace of this provider onto a backend where "
-            "it is taken (already_exists) or being purged (namespace_purging)."
+            "it is taken (already_exists) or being purged (namespace_purging).",
+            422: "A field breaks its rule, or a new base_url on another server comes without "
+            "a credential while one is stored (credential_required).",
         }
     )
     @extend_schema(
         summary="Change a memory provider (If-Match)",
-        description=TYPE_RULES + " A new base_url may not move the provider's namespaces "
+        description=TYPE_RULES + " A new base_url on another server (another scheme, host or "
+        "port) needs the credential in the same request (null for none, on mem0_oss) while "
+        "one is stored: the stored credential is never sent to another address. A new path "
+        "on the same server keeps it. A new base_url may not move the provider's namespaces "
         "onto a backend where they are taken or being purged.",
         parameters=[IF_MATCH, ETAG],
         request=serializers.MemoryProviderChangeSerializer,

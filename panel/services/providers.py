@@ -1,5 +1,6 @@
 """What the panel shows of memory providers beyond the API's answers, and the edit form's
-"blank keeps the stored key" over the API's whole-credential replace."""
+"blank keeps the stored key" over the API's whole-credential replace (on the same server
+only: a new address needs its keys typed again, as the API's rule says)."""
 
 from __future__ import annotations
 
@@ -19,13 +20,19 @@ def memories_using(provider: MemoryProvider) -> int:
     return Memory.objects.filter(provider=provider).count()
 
 
-def kept_credential(provider: MemoryProvider, typed: dict[str, str]) -> dict[str, str]:
+def kept_credential(
+    provider: MemoryProvider, typed: dict[str, str], config: dict | None = None
+) -> dict[str, str]:
     """The credential to store: the stored keys, each replaced by the one typed for it.
 
     The API replaces the whole credential; a form leaves a key it does not show blank, so
-    typing only a new admin key keeps the stored api key. A stored credential that cannot
-    be decrypted is lost already: the typed keys replace it. Never shown, never logged.
+    typing only a new admin key keeps the stored api key. With a new config that moves
+    the provider to another server (``providers.moves_address``) only the typed keys go:
+    the stored ones are never sent to another address. A stored credential that cannot be
+    decrypted is lost already: the typed keys replace it. Never shown, never logged.
     """
+    if config is not None and providers.moves_address(provider, config):
+        return typed
     try:
         stored = providers.credential_of(provider) or {}
     except ApiError:

@@ -109,7 +109,8 @@ def _current(provider: MemoryProvider) -> dict:
 
 def _changes(provider: MemoryProvider, post: QueryDict) -> dict:
     """The fields the form changed, checked by the API's rules; a typed key replaces the
-    stored one, a blank one keeps it."""
+    stored one, a blank one keeps it, except on a new address: there the service refuses
+    a move without keys, and only the typed keys go along."""
     body: dict = {"name": post.get("name", ""), "config": _config(post)}
     typed = _typed_credential(post)
     if typed:
@@ -120,7 +121,7 @@ def _changes(provider: MemoryProvider, post: QueryDict) -> dict:
     if values["config"] == provider.config:
         del values["config"]
     if typed:
-        values["credential"] = kept_credential(provider, values["credential"])
+        values["credential"] = kept_credential(provider, values["credential"], values.get("config"))
     return values
 
 

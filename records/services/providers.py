@@ -96,13 +96,31 @@ def _normalized(url: str) -> str:
     return urlunsplit((scheme, netloc, path.rstrip("/"), "", ""))
 
 
+def base_url_of(config: dict | None) -> str:
+    """The address a provider's requests go to (as make_backend reads its config)."""
+    return (config or {}).get("base_url") or DEFAULT_BASE_URL
+
+
 def backend_key(provider_type: str, config: dict) -> str:
     """Which backend a provider's records live in: its type and normalised base_url.
 
     Credentials are left out on purpose: two keys of one server may see the same data.
     """
-    base_url = (config or {}).get("base_url") or DEFAULT_BASE_URL  # as make_backend
-    return f"{provider_type} {normalize_base_url(base_url)}"
+    return f"{provider_type} {normalize_base_url(base_url_of(config))}"
+
+
+def origin_of(base_url: str) -> tuple[str, str]:
+    """The server a base_url reaches: scheme, host and port, normalised (the default port
+    and the host's spelling do not count; the path does not either)."""
+    parts = urlsplit(normalize_base_url(base_url))
+    return parts.scheme, parts.netloc
+
+
+def moves_address(provider: MemoryProvider, config: dict) -> bool:
+    """Whether a new config sends the provider's requests to another server: another
+    scheme, host or port. A new path on the same server is no move (same server, same
+    operator, same TLS identity)."""
+    return origin_of(base_url_of(provider.config)) != origin_of(base_url_of(config))
 
 
 def providers_on_backend(key: str) -> list[str]:
@@ -412,8 +430,9 @@ def get_provider(principal: Principal, provider_id: str) -> MemoryProvider:
 def update_provider(
     principal: Principal, provider_id: str, if_match: str, **changes: Unpack[ProviderChange]
 ) -> MemoryProvider:
-    """Changes the given fields, whose rules checked them; the type's rules are checked here,
-    and a new base_url may not move the provider's namespaces where they are taken."""
+    """Changes the given fields, whose rules checked them; the type's rules are checked here.
+    A new base_url on another server needs a new credential in the same request, and may
+    not move the provider's namespaces where they are taken."""
     principal.require(Permission.WRITE)
     with transaction.atomic():
         provider = get_in_workspace(
@@ -424,6 +443,8 @@ def update_provider(
             fields["name"] = changes["name"]
         if "config" in changes:
             fields["config"] = config_for(provider.type, changes["config"])
+            if "credential" not in changes:
+                _keep_credential_home(provider, fields["config"])
             _refuse_move(provider, fields["config"])
         if "credential" in changes:
             credential = credential_for(provider.type, changes["credential"])
@@ -437,6 +458,24 @@ def update_provider(
             principal, "memory_provider.update", "memory_provider", provider.id, fields=changed
         )
     return provider
+
+
+def _keep_credential_home(provider: MemoryProvider, config: dict) -> None:
+    """422 when a new address would take the stored credential along.
+
+    The credential was given for one server; sent to another (as X-API-Key, Authorization
+    or the purge's admin key) it would be read by whoever runs that one, though the API
+    never shows it. So a move needs its credential in the same request (``null`` for
+    none, where the type allows it). Refused rather than dropped: nothing is lost
+    silently, and the caller learns why.
+    """
+    if provider.credential_encrypted and moves_address(provider, config):
+        raise ApiError(
+            422,
+            "a new base_url (another scheme, host or port) needs its credential in the same "
+            "request: the stored one is never sent to another address",
+            reason=Reason.CREDENTIAL_REQUIRED,
+        )
 
 
 def _refuse_move(provider: MemoryProvider, config: dict) -> None:

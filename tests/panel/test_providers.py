@@ -13,6 +13,7 @@ from tests import factories
 from tests.panel.conftest import logged_in
 from tests.records import conftest as mem0_fixtures
 from tests.records.conftest import OSS_ADMIN_KEY, OSS_KEY, PLATFORM_KEY, record_memory
+from tests.records.fakes.mem0 import OssServer
 
 pytestmark = pytest.mark.django_db
 
@@ -372,3 +373,78 @@ def test_a_refusing_backend_fails_the_test_on_the_list(
     assert response.status_code == 503
     assert 'role="alert"' in body and "self-hosted failed its test." in body and message in body
     shows_no_secret(response)
+
+
+# --- a new address needs its keys again (issue 38) ------------------------------------------
+
+
+@pytest.fixture
+def elsewhere():
+    """Another self-hosted server: where an edit moves the provider. It takes only NEW_KEY."""
+    server = OssServer(api_key=NEW_KEY, admin_key=NEW_KEY).start()
+    yield server
+    server.stop()
+
+
+def test_the_edit_form_says_a_new_address_needs_the_keys_again(panel_admin, tenant, oss_provider):
+    body = logged_in(panel_admin).get(url(tenant, f"{oss_provider.id}/edit/")).content.decode()
+    assert "Changing the address to another server (scheme, host or port) needs the keys again" in (
+        body
+    )
+
+
+def test_a_new_address_with_blank_keys_is_refused_and_the_key_stays_home(
+    panel_admin, tenant, oss_provider, oss_server, elsewhere
+):
+    client = logged_in(panel_admin)
+    form = client.get(url(tenant, f"{oss_provider.id}/edit/")).context["form"]
+    response = client.post(
+        url(tenant, f"{oss_provider.id}/edit/"),
+        {**form, "base_url": elsewhere.url, "api_key": "", "admin_api_key": ""},
+    )
+    tested = client.post(url(tenant, f"{oss_provider.id}/test/"), follow=True)
+    assert elsewhere.requests == []  # neither key went to the new address
+    body = response.content.decode()
+    assert response.status_code == 422
+    assert 'role="alert"' in body
+    assert "needs its credential in the same request" in body
+    assert f'value="{elsewhere.url}"' in body  # the form keeps what was typed, to add the keys
+    shows_no_secret(response)
+    oss_provider.refresh_from_db()
+    assert (oss_provider.version, oss_provider.config["base_url"]) == (1, oss_server.url)
+    assert credential(oss_provider) == {"api_key": OSS_KEY, "admin_api_key": OSS_ADMIN_KEY}
+    assert "self-hosted passed its test" in tested.content.decode()  # on its old server
+    assert not tenant.workspace.audit_events.filter(action="memory_provider.update").exists()
+
+
+def test_a_new_address_takes_only_the_keys_typed_for_it(
+    panel_admin, tenant, oss_provider, oss_server, elsewhere
+):
+    client = logged_in(panel_admin)
+    form = client.get(url(tenant, f"{oss_provider.id}/edit/")).context["form"]
+    done = client.post(
+        url(tenant, f"{oss_provider.id}/edit/"),
+        {**form, "base_url": elsewhere.url, "api_key": NEW_KEY, "admin_api_key": ""},
+        follow=True,
+    )
+    assert "Saved self-hosted: config, credential." in done.content.decode()
+    shows_no_secret(done)
+    # The stored admin key stayed behind: it was given for the old server.
+    assert credential(oss_provider) == {"api_key": NEW_KEY}
+    tested = client.post(url(tenant, f"{oss_provider.id}/test/"), follow=True)
+    assert "self-hosted passed its test" in tested.content.decode()
+    sent = [r["headers"].get("X-API-Key") for r in elsewhere.requests]
+    assert sent == [NEW_KEY]
+    assert oss_server.requests == []
+
+
+def test_a_new_path_on_the_same_server_keeps_the_stored_keys(panel_admin, tenant, oss_provider):
+    client = logged_in(panel_admin)
+    form = client.get(url(tenant, f"{oss_provider.id}/edit/")).context["form"]
+    done = client.post(
+        url(tenant, f"{oss_provider.id}/edit/"),
+        {**form, "base_url": form["base_url"] + "/mem0", "api_key": "", "admin_api_key": ""},
+        follow=True,
+    )
+    assert "Saved self-hosted: config." in done.content.decode()
+    assert credential(oss_provider) == {"api_key": OSS_KEY, "admin_api_key": OSS_ADMIN_KEY}

@@ -237,3 +237,177 @@ def test_the_backend_refuses_a_private_address_as_unavailable(strict, monkeypatc
     assert caught.value.status == 503
     assert caught.value.reason == "outbound_refused"
     assert caught.value.extra["dependency"] == "memory:mem0_oss"
+
+
+# --- addresses no setting opens (issue 38) --------------------------------------------------
+
+# Link-local (where cloud metadata services answer), the metadata addresses themselves,
+# unspecified, broadcast and multicast, and IPv6 forms that carry one of them.
+NEVER_ALLOWED = [
+    "169.254.169.254",
+    "169.254.10.1",
+    "fe80::1",
+    "fd00:ec2::254",
+    "100.100.100.200",
+    "0.0.0.0",  # noqa: S104
+    "::",
+    "255.255.255.255",
+    "224.0.0.1",
+    "ff02::1",
+    "::ffff:169.254.169.254",
+    "64:ff9b::a9fe:a9fe",
+    "2002:a9fe:a9fe::",
+]
+
+# IPv6 forms that carry a private or loopback IPv4 address: refused as that address is.
+EMBEDDED_PRIVATE = [
+    "64:ff9b::a00:1",  # NAT64 of 10.0.0.1
+    "64:ff9b::7f00:1",  # NAT64 of 127.0.0.1
+    "2002:a00:1::",  # 6to4 of 10.0.0.1
+    "2002:7f00:1::1",  # 6to4 of 127.0.0.1
+    "::10.0.0.1",  # IPv4-compatible
+    "::127.0.0.1",
+    "::ffff:10.0.0.1",  # IPv4-mapped (refused before issue 38 already)
+]
+
+# The same forms around a public IPv4 address: public, as that address is.
+EMBEDDED_PUBLIC = ["64:ff9b::808:808", "2002:808:808::", "::8.8.8.8"]
+
+
+def _in_url(address: str) -> str:
+    return f"https://[{address}]" if ":" in address else f"https://{address}"
+
+
+def _save(owner, address: str):
+    body = {"type": "mem0_oss", "name": "self", "config": {"base_url": _in_url(address)}}
+    return owner.post("/api/v1/memory-providers", body)
+
+
+@pytest.fixture(params=["strict", "private_over_https_only"])
+def any_policy(request):
+    """Each test that takes it runs under the strict policy and with private networks allowed."""
+    request.getfixturevalue(request.param)
+    return request.param
+
+
+@pytest.fixture
+def no_dialing(monkeypatch):
+    """Fails the test if a socket is opened: a refusal must come before any connection."""
+    dialed: list = []
+
+    def dial(*args, **kwargs):
+        dialed.append(args)
+        pytest.fail(f"dialed {args}")
+
+    monkeypatch.setattr(socket, "create_connection", dial)
+    return dialed
+
+
+@pytest.mark.parametrize("address", NEVER_ALLOWED)
+def test_no_setting_allows_metadata_link_local_unspecified_broadcast_or_multicast(
+    any_policy, address
+):
+    with pytest.raises(outbound.OutboundRefused, match="no setting allows it"):
+        outbound.check_address(address)
+    assert not outbound.is_public(address)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("address", NEVER_ALLOWED)
+def test_they_are_refused_at_save_time_whatever_the_switches(any_policy, owner, address):
+    from memoryhub.models import MemoryProvider
+    from tests.conftest import error_of
+
+    response = _save(owner, address)
+    assert response.status_code == 422, response.content
+    error = error_of(response)
+    assert error["reason"] == "outbound"
+    assert "no setting allows it" in error["message"]
+    assert not MemoryProvider.objects.exists()
+
+
+@pytest.mark.parametrize("address", NEVER_ALLOWED)
+def test_a_name_resolving_to_them_is_refused_at_connect_time_whatever_the_switches(
+    any_policy, monkeypatch, no_dialing, address
+):
+    resolving_to(monkeypatch, address)
+    outbound.check_url("https://mem0.example.com")  # the name passes at save time
+    with pytest.raises(outbound.OutboundRefused, match="no setting allows it"):
+        outbound.session().get("https://mem0.example.com/v1/ping/", timeout=2)
+    assert no_dialing == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("address", ["169.254.169.254", "fd00:ec2::254"])
+def test_a_provider_test_toward_the_metadata_service_is_refused_with_private_allowed(
+    private_over_https_only, owner, monkeypatch, no_dialing, address
+):
+    from tests.conftest import error_of
+
+    created = owner.post(
+        "/api/v1/memory-providers",
+        {
+            "type": "mem0_oss",
+            "name": "lan",
+            "config": {"base_url": "https://mem0.lan.example"},
+            "credential": {"api_key": "m0-lan-key"},
+        },
+    )
+    assert created.status_code == 201, created.content
+    resolving_to(monkeypatch, address)
+    response = owner.post(f"/api/v1/memory-providers/{created.json()['id']}/test")
+    assert response.status_code == 503
+    error = error_of(response)
+    assert error["reason"] == "outbound_refused"
+    assert "m0-lan-key" not in response.content.decode()
+    assert no_dialing == []
+
+
+@pytest.mark.parametrize("address", EMBEDDED_PRIVATE)
+def test_ipv6_forms_of_a_private_ipv4_are_refused_by_the_strict_policy(
+    strict, monkeypatch, no_dialing, address
+):
+    assert not outbound.is_public(address)
+    with pytest.raises(outbound.OutboundRefused, match="not a public address"):
+        outbound.check_url(_in_url(address))
+    resolving_to(monkeypatch, address)
+    with pytest.raises(outbound.OutboundRefused, match="not a public address"):
+        outbound.session().get("https://mem0.example.com/v1/ping/", timeout=2)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("address", EMBEDDED_PRIVATE)
+def test_ipv6_forms_of_a_private_ipv4_are_refused_at_save_time(strict, owner, address):
+    from tests.conftest import error_of
+
+    response = _save(owner, address)
+    assert response.status_code == 422, response.content
+    assert error_of(response)["reason"] == "outbound"
+
+
+@pytest.mark.parametrize("address", EMBEDDED_PRIVATE)
+def test_ipv6_forms_of_a_private_ipv4_are_allowed_with_private_networks(
+    private_over_https_only, address
+):
+    outbound.check_url(_in_url(address))
+
+
+@pytest.mark.parametrize("address", EMBEDDED_PUBLIC)
+def test_ipv6_forms_of_a_public_ipv4_stay_public(strict, address):
+    assert outbound.is_public(address)
+    outbound.check_url(_in_url(address))
+
+
+def test_a_name_with_one_refused_and_one_allowed_address_uses_the_allowed_one(
+    private_over_https_only, monkeypatch
+):
+    """A name listing the metadata address first still reaches only its other address."""
+
+    def fake_getaddrinfo(host, port, *args, **kwargs):
+        return [
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("169.254.169.254", port)),
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.0.0.9", port)),
+        ]
+
+    monkeypatch.setattr(outbound.socket, "getaddrinfo", fake_getaddrinfo)
+    assert outbound.resolve_allowed("mem0.lan.example", 443) == "10.0.0.9"

@@ -198,7 +198,8 @@ def test_moving_a_provider_onto_a_backend_where_its_namespace_is_live_is_refused
     assert adopt(tenant.api(), mine, "user-42").status_code == 201
     theirs = provider_on(other_tenant, HOST)
     data = adopt(other_tenant.api(), theirs, "user-42").json()
-    move = {"config": {"base_url": "HTTPS://MEM0.example.com:443/"}}
+    # With its credential: a move without one is refused first (test_provider_moves.py).
+    move = {"config": {"base_url": "HTTPS://MEM0.example.com:443/"}, "credential": {"api_key": "k"}}
     response = tenant.api().patch(f"{PROVIDERS}/{mine.id}", move, HTTP_IF_MATCH='"1"')
     assert response.status_code == 409, response.content
     assert error_of(response)["code"] == "already_exists"
@@ -222,7 +223,7 @@ def test_a_provider_with_a_pending_purge_keeps_its_address(tenant, other_tenant)
     data = adopt(tenant.api(), mine, "user-42").json()
     tenant.api().delete(f"{MEMORIES}/{data['id']}", HTTP_IF_MATCH=data["etag"])
     assert PurgeJob.objects.filter(provider=mine, status="pending").exists()
-    move = {"config": {"base_url": "https://mem0-b.example.com"}}
+    move = {"config": {"base_url": "https://mem0-b.example.com"}, "credential": {"api_key": "k"}}
     response = tenant.api().patch(f"{PROVIDERS}/{mine.id}", move, HTTP_IF_MATCH='"1"')
     assert response.status_code == 409 and error_of(response)["reason"] == "purge_pending"
     mine.refresh_from_db()

@@ -1,0 +1,234 @@
+"""A provider's stored credential stays with the server it was given for (issue 38).
+
+A PATCH that moves a provider to another server (another scheme, host or port) without a
+credential in the same request is 422 ``credential_required`` and changes nothing: the
+stored key is never sent to the new address, by a test call, a record call or a purge. A
+new path on the same server, a new spelling of the same address or a new timeout keeps it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memoryhub.models import AuditEvent, MemoryProvider
+from records.services.providers import credential_of
+from tests import factories
+from tests.conftest import error_of
+from tests.records.conftest import OSS_ADMIN_KEY, OSS_KEY, PLATFORM_KEY, record_memory
+from tests.records.fakes.mem0 import OssServer, PlatformServer
+
+URL = "/api/v1/memory-providers"
+MEMORIES = "/api/v1/memories"
+NEW_KEY = "m0-key-for-the-new-server"
+OLD_KEYS = {"mem0_platform": {"api_key": PLATFORM_KEY}}
+OLD_KEYS["mem0_oss"] = {"api_key": OSS_KEY, "admin_api_key": OSS_ADMIN_KEY}
+
+
+@pytest.fixture
+def elsewhere(any_provider):
+    """Another server of the provider's type: the address a PATCH moves it to. It takes
+    only NEW_KEY, and logs every request it is sent."""
+    if any_provider.type == "mem0_platform":
+        server = PlatformServer(api_key=NEW_KEY).start()
+    else:
+        server = OssServer(api_key=NEW_KEY, admin_key=NEW_KEY).start()
+    yield server
+    server.stop()
+
+
+def patch(api, provider: MemoryProvider, body: dict, etag: str = '"1"'):
+    return api.patch(f"{URL}/{provider.id}", body, HTTP_IF_MATCH=etag)
+
+
+def moved_config(provider: MemoryProvider, base_url: str) -> dict:
+    return {"config": {**provider.config, "base_url": base_url}}
+
+
+def keys_seen_by(server) -> set[str]:
+    """Every stored key of the suite that reached this server, in any header."""
+    headers = json.dumps([r["headers"] for r in server.requests])
+    return {key for key in (PLATFORM_KEY, OSS_KEY, OSS_ADMIN_KEY) if key in headers}
+
+
+def as_stored(provider: MemoryProvider, base_url: str) -> None:
+    provider.refresh_from_db()
+    assert provider.version == 1
+    assert provider.config["base_url"] == base_url
+    assert credential_of(provider) == OLD_KEYS[provider.type]
+
+
+# --- a move without its credential is refused -----------------------------------------------
+
+
+def test_a_new_base_url_alone_is_422_and_changes_nothing(owner, any_provider, elsewhere):
+    old_url = any_provider.config["base_url"]
+    response = patch(owner, any_provider, moved_config(any_provider, elsewhere.url))
+    assert response.status_code == 422, response.content
+    error = error_of(response)
+    assert (error["code"], error["reason"]) == ("invalid_argument", "credential_required")
+    assert error["message"] == (
+        "a new base_url (another scheme, host or port) needs its credential in the same "
+        "request: the stored one is never sent to another address"
+    )
+    as_stored(any_provider, old_url)
+    assert not AuditEvent.objects.filter(action="memory_provider.update").exists()
+    assert elsewhere.requests == []
+
+
+def _other_host(url: str) -> str:
+    return url.replace("127.0.0.1", "localhost")
+
+
+def _other_scheme(url: str) -> str:
+    return url.replace("http://", "https://")
+
+
+@pytest.mark.parametrize("moved", [_other_host, _other_scheme], ids=["host", "scheme"])
+def test_another_host_or_scheme_on_the_same_port_is_a_move_too(owner, any_provider, moved):
+    old_url = any_provider.config["base_url"]
+    response = patch(owner, any_provider, moved_config(any_provider, moved(old_url)))
+    assert response.status_code == 422, response.content
+    assert error_of(response)["reason"] == "credential_required"
+    as_stored(any_provider, old_url)
+
+
+def test_after_a_refused_move_the_new_server_never_sees_the_key(
+    owner, any_provider, elsewhere, server_of
+):
+    """The repro: PATCH only base_url, then test the provider."""
+    response = patch(owner, any_provider, moved_config(any_provider, elsewhere.url))
+    tested = owner.post(f"{URL}/{any_provider.id}/test")
+    assert keys_seen_by(elsewhere) == set() and elsewhere.requests == []
+    assert response.status_code == 422
+    assert tested.status_code == 200, tested.content  # still the old server, with its key
+    assert len(server_of(any_provider).requests) == 1
+
+
+def test_after_a_refused_move_record_calls_stay_on_the_old_server(
+    tenant, owner, any_provider, elsewhere, server_of
+):
+    memory = record_memory(tenant, any_provider)
+    patch(owner, any_provider, moved_config(any_provider, elsewhere.url))
+    listed = owner.get(f"{MEMORIES}/{memory.id}/records")
+    assert elsewhere.requests == []
+    assert listed.status_code == 200, listed.content
+    assert server_of(any_provider).requests
+
+
+def test_after_a_refused_move_the_purge_sends_the_admin_key_only_to_the_old_server(
+    tenant, owner, oss_provider, oss_server, eager_celery, django_capture_on_commit_callbacks
+):
+    attacker = OssServer(api_key=NEW_KEY, admin_key=NEW_KEY).start()
+    try:
+        memory = record_memory(tenant, oss_provider, namespace="doomed")
+        patch(owner, oss_provider, moved_config(oss_provider, attacker.url))
+        with django_capture_on_commit_callbacks(execute=True):
+            deleted = owner.delete(f"{MEMORIES}/{memory.id}", HTTP_IF_MATCH=f'"{memory.version}"')
+        assert keys_seen_by(attacker) == set() and attacker.requests == []
+    finally:
+        attacker.stop()
+    assert deleted.status_code == 204
+    purge = [r for r in oss_server.requests if r["method"] == "DELETE"]
+    assert len(purge) == 1 and purge[0]["headers"]["X-API-Key"] == OSS_ADMIN_KEY
+
+
+def test_the_platform_moved_back_to_its_default_address_needs_its_key(owner, platform_provider):
+    """An empty config means the hosted platform: another server than a custom base_url."""
+    old_url = platform_provider.config["base_url"]
+    response = patch(owner, platform_provider, {"config": {}})
+    assert response.status_code == 422
+    assert error_of(response)["reason"] == "credential_required"
+    as_stored(platform_provider, old_url)
+
+
+# --- a move with its credential, or with nothing to carry ----------------------------------
+
+
+def test_a_new_base_url_with_a_credential_is_200_and_the_new_key_is_used(
+    owner, any_provider, elsewhere, server_of
+):
+    body = {**moved_config(any_provider, elsewhere.url), "credential": {"api_key": NEW_KEY}}
+    response = patch(owner, any_provider, body)
+    assert response.status_code == 200, response.content
+    assert response.json()["config"]["base_url"] == elsewhere.url
+    assert NEW_KEY not in response.content.decode()
+    any_provider.refresh_from_db()
+    assert credential_of(any_provider) == {"api_key": NEW_KEY}  # the old admin key is gone
+    tested = owner.post(f"{URL}/{any_provider.id}/test")
+    assert tested.status_code == 200, tested.content
+    assert len(elsewhere.requests) == 1
+    assert NEW_KEY in json.dumps(elsewhere.requests[0]["headers"])
+    assert keys_seen_by(elsewhere) == set()
+    assert server_of(any_provider).requests == []
+    event = AuditEvent.objects.get(action="memory_provider.update")
+    assert event.details == {"fields": ["config", "credential"]}
+
+
+def test_a_self_hosted_provider_moves_with_credential_null_and_sends_no_key(
+    owner, oss_provider, oss_server
+):
+    keyless = OssServer().start()  # a self-hosted server without auth
+    try:
+        response = patch(
+            owner, oss_provider, {**moved_config(oss_provider, keyless.url), "credential": None}
+        )
+        assert response.status_code == 200, response.content
+        assert response.json()["has_credential"] is False
+        tested = owner.post(f"{URL}/{oss_provider.id}/test")
+        assert tested.status_code == 200, tested.content
+        assert [r["headers"].get("X-API-Key") for r in keyless.requests] == [None]
+    finally:
+        keyless.stop()
+    assert oss_server.requests == []
+
+
+def test_the_platform_cannot_move_with_credential_null(owner, platform_provider, elsewhere):
+    body = {**moved_config(platform_provider, elsewhere.url), "credential": None}
+    response = patch(owner, platform_provider, body)
+    assert response.status_code == 422
+    assert "credential.api_key is required for mem0_platform" in error_of(response)["message"]
+    as_stored(platform_provider, platform_provider.config["base_url"])
+
+
+def test_a_provider_without_a_credential_moves_freely(tenant, owner, oss_server):
+    provider = factories.create_provider(
+        tenant.owner,
+        {"type": "mem0_oss", "name": "open", "config": {"base_url": oss_server.url}},
+    )
+    response = patch(owner, provider, {"config": {"base_url": "https://mem0.example.com"}})
+    assert response.status_code == 200, response.content
+    assert response.json()["has_credential"] is False
+
+
+# --- the same server keeps its key -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda url: {"base_url": url + "/mem0/v2"}, id="path"),
+        pytest.param(lambda url: {"base_url": url.upper() + "/"}, id="spelling"),
+        pytest.param(lambda url: {"base_url": url, "read_timeout": 7}, id="timeout"),
+        pytest.param(lambda url: {"base_url": url, "connect_timeout": 2}, id="connect-timeout"),
+    ],
+)
+def test_a_change_on_the_same_server_keeps_the_key(owner, any_provider, change):
+    config = change(any_provider.config["base_url"])
+    response = patch(owner, any_provider, {"config": config})
+    assert response.status_code == 200, response.content
+    assert response.json()["has_credential"] is True
+    any_provider.refresh_from_db()
+    assert any_provider.config["base_url"] == config["base_url"].rstrip("/")  # as written
+    assert credential_of(any_provider) == OLD_KEYS[any_provider.type]
+
+
+def test_the_hosted_platforms_default_port_spelled_out_is_no_move(owner):
+    created = owner.post(
+        URL, {"type": "mem0_platform", "name": "p", "credential": {"api_key": PLATFORM_KEY}}
+    ).json()
+    provider = MemoryProvider.objects.get(pk=created["id"])
+    response = patch(owner, provider, {"config": {"base_url": "HTTPS://API.mem0.ai:443/"}})
+    assert response.status_code == 200, response.content
+    assert credential_of(MemoryProvider.objects.get(pk=provider.pk)) == {"api_key": PLATFORM_KEY}
