@@ -14,7 +14,7 @@ from facts.services import reading, writing
 from memoryhub.errors import ApiError
 from memoryhub.models import Agent, Permission
 from memoryhub.rules import parse
-from panel.diffs import word_diff
+from panel.diffs import Budget, word_diff
 from panel.services.access import Seat, seat
 from panel.services.facts import folder_tree
 from panel.views.base import panel_page, refused
@@ -66,13 +66,13 @@ def fact_detail(
         fact, versions = reading.fact_versions(scope, fact_id)
     except ApiError as error:
         return refused(request, error, {"seat": here})
-    rows = []
+    rows, budget = [], Budget()  # one budget for every version's diff on the page
     for index, version in enumerate(versions):  # newest first: the next one is older
         older = versions[index + 1] if index + 1 < len(versions) else None
         rows.append(
             {
                 "version": version,
-                "diff": word_diff(older.text, version.text) if older else None,
+                "diff": word_diff(older.text, version.text, budget=budget) if older else None,
                 "moved_from": older.path if older and older.path != version.path else None,
                 "tags_before": list(older.tags) if older and older.tags != version.tags else None,
             }

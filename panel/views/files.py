@@ -23,7 +23,7 @@ from filememory.services.writes import Actor
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, Permission
 from memoryhub.rules import parse
-from panel.diffs import line_diff
+from panel.diffs import Budget, line_diff
 from panel.models import Role
 from panel.services import files as shown
 from panel.services.access import Seat, seat
@@ -135,12 +135,15 @@ def _conflict(here: Seat, memory: Memory, path: str, etag: str, mine: str) -> di
     the form now carries the current ETag, so saving again is a deliberate choice."""
     current = _current(here, memory, path)
     base = shown.started_from(memory, path, etag, current)
+    budget = Budget()  # the page's two diffs share one
     return {
         "conflict": True,
         "file": current,
         "base_kept": base is not None,
-        "other_change": line_diff(base, current.content) if base is not None and current else [],
-        "mine_against_current": line_diff(current.content, mine) if current else [],
+        "other_change": (
+            line_diff(base, current.content, budget=budget) if base is not None and current else []
+        ),
+        "mine_against_current": line_diff(current.content, mine, budget=budget) if current else [],
         "form": {"content": mine, "etag": file_etag(current) if current else ""},
     }
 
@@ -200,13 +203,13 @@ def _history_rows(page_revisions: list) -> list[dict]:
     """Each revision of one path's page with its diff to the revision before it."""
     contents = shown.contents_with_older(page_revisions)
     ids = list(contents)
-    rows = []
+    rows, budget = [], Budget()  # one budget for every revision's diff on the page
     for index, revision in enumerate(page_revisions):
         older = ids[index + 1] if index + 1 < len(ids) else None
         content = contents.get(revision.id)
         row = {"revision": revision, "content": content, "diff": None}
         if content is not None and older is not None:
-            row["diff"] = line_diff(contents[older] or "", content)
+            row["diff"] = line_diff(contents[older] or "", content, budget=budget)
         row["first_kept"] = older is None
         rows.append(row)
     return rows
