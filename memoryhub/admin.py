@@ -16,20 +16,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.options import csrf_protect_m
 from django.contrib.admin.utils import unquote
 from django.contrib.auth import get_permission_codename
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Model
+from django.db.models import JSONField, Model
+from django.forms.fields import InvalidJSONInput
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 
 from memoryhub import models
 from memoryhub.api.serializers import AgentChange, AgentCreate, MemoryChange, MemoryCreate
 from memoryhub.errors import ApiError
+from memoryhub.parsers import DEPTH_RULE, too_deep
 from memoryhub.principals import Principal
 from memoryhub.rules import parse
 from memoryhub.services import agents, end_users, memories, workspaces
@@ -65,8 +68,28 @@ def changed_fields(form, empty: dict[str, Any]) -> dict[str, Any]:
     return {k: empty[k] if v is None and k in empty else v for k, v in data.items()}
 
 
+def _too_deep(text: object) -> bool:
+    return isinstance(text, str) and too_deep(text.encode("utf-8", "surrogatepass"))
+
+
+class BoundedJSONFormField(forms.JSONField):
+    """A JSON field of the admin's forms: a text nested deeper than the API takes is a form
+    error, where Django's ``json.loads`` would end in a RecursionError (a 500)."""
+
+    def to_python(self, value: Any) -> Any:
+        if _too_deep(value):
+            raise ValidationError(DEPTH_RULE)
+        return super().to_python(value)
+
+    def bound_data(self, data: Any, initial: Any) -> Any:
+        # The refused form shows the text again as it was sent, unparsed.
+        return InvalidJSONInput(data) if _too_deep(data) else super().bound_data(data, initial)
+
+
 class ServiceAdmin(admin.ModelAdmin):
     """A ModelAdmin whose changes and deletes go through services, as the staff user."""
+
+    formfield_overrides = {JSONField: {"form_class": BoundedJSONFormField}}
 
     view_only = False  # no add, no change: actions only
     fixed_fields: tuple[str, ...] = ()  # read-only once the object exists

@@ -10,9 +10,18 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.conf import settings
+from django.core.exceptions import (
+    BadRequest,
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from kombu.exceptions import OperationalError as BrokerError
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
@@ -108,6 +117,21 @@ def unavailable(dependency: str) -> ApiError:
     )
 
 
+def malformed_request(exc: Exception) -> ApiError:
+    """What Django refuses while reading a request (its query string, form or upload), which
+    Django's own handler answers 400 on HTML pages: the same in the envelope, never a 500."""
+    if isinstance(exc, RequestDataTooBig):
+        return ApiError(413, "request body too large")
+    if isinstance(exc, TooManyFieldsSent):
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        return ApiError(400, f"too many query parameters or form fields: at most {limit}")
+    if isinstance(exc, TooManyFilesSent):
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
+        return ApiError(400, f"too many files: at most {limit}")
+    # Others (a malformed multipart body, a disallowed Host): the text may echo the request.
+    return ApiError(400, "malformed request")
+
+
 def from_exception(exc: Exception) -> ApiError | None:
     """The ApiError for an exception a request can raise, or None for a bug."""
     if isinstance(exc, ApiError):
@@ -121,8 +145,8 @@ def from_exception(exc: Exception) -> ApiError | None:
     if isinstance(exc, BrokerError):
         logger.warning("broker unavailable: %s", type(exc.__cause__ or exc).__name__)
         return unavailable("broker")
-    if isinstance(exc, RequestDataTooBig):
-        return ApiError(413, "request body too large")
+    if isinstance(exc, SuspiciousOperation | BadRequest | MultiPartParserError):
+        return malformed_request(exc)
     if isinstance(exc, Http404):
         return ApiError(404, "not found")
     if isinstance(exc, PermissionDenied):

@@ -1,12 +1,16 @@
-"""Request ids, and JSON answers for anything that goes wrong outside DRF on the API paths."""
+"""Request ids, JSON answers for anything that goes wrong outside DRF on the API paths, and
+the client's address behind a proxy."""
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import re
 import uuid
 from collections.abc import Callable
+from functools import cache
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from memoryhub.audit import current_request_id
@@ -21,6 +25,41 @@ _REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 def length_required() -> ApiError:
     # Django reads a body without Content-Length as empty: refuse it, never guess.
     return ApiError(411, "send the request body with a Content-Length")
+
+
+@cache
+def _proxies(allowed: tuple[str, ...]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    return tuple(ipaddress.ip_network(entry, strict=False) for entry in allowed if entry != "*")
+
+
+def _is_proxy(address: str) -> bool:
+    """Whether ``address`` is one of settings.FORWARDED_ALLOW_IPS (addresses or networks)."""
+    allowed = tuple(settings.FORWARDED_ALLOW_IPS)
+    if "*" in allowed:
+        return True
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(ip in network for network in _proxies(allowed))
+
+
+def client_address(request: HttpRequest) -> str:
+    """The address of the client a request comes from, as the proxies in front saw it.
+
+    A request from a trusted proxy (settings.FORWARDED_ALLOW_IPS, the list gunicorn and
+    uvicorn trust) is read from its ``X-Forwarded-For``, right to left: the first entry that
+    is no trusted proxy is the client. Entries further left are whatever the client sent.
+    """
+    address = request.META.get("REMOTE_ADDR", "")
+    if not _is_proxy(address):
+        return address
+    hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+    hops = [hop for hop in hops if hop]
+    for hop in reversed(hops):
+        if not _is_proxy(hop):
+            return hop[:64]
+    return hops[0][:64] if hops else address
 
 
 def is_api_path(path: str) -> bool:

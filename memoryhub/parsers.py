@@ -2,14 +2,15 @@
 
 A view may set ``max_body_bytes``; otherwise ``facts.max_body_bytes`` (64 KiB) applies.
 Only ``application/json`` is parsed (anything else, wildcards included, is 415). Bodies
-over the limit are 413; malformed JSON, NaN/Infinity, numbers out of range and NUL
-characters are refused before any view code runs.
+over the limit are 413; malformed JSON, NaN/Infinity, numbers out of range, nesting deeper
+than :data:`MAX_DEPTH` and NUL characters are refused before any view code runs.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from rest_framework.parsers import BaseParser
@@ -17,6 +18,14 @@ from rest_framework.utils.mediatypes import _MediaType
 
 from memoryhub.conf import setting
 from memoryhub.errors import ApiError
+
+# Arrays and objects inside one another: no document of memoryhub's needs more, and deeper
+# values fail later: Python's JSON encoder and decoder recurse, so a value some 900 levels
+# deep that parsed here could not be stored, or loaded again from a deeper stack (the admin
+# page of a run: a 500).
+MAX_DEPTH = 64
+TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep"
+DEPTH_RULE = f"JSON may nest arrays and objects at most {MAX_DEPTH} levels deep"
 
 
 def _reject_constant(name: str) -> Any:
@@ -32,7 +41,12 @@ def _finite_float(text: str) -> float:
 
 
 def check_strings(value: Any, where: str = "") -> None:
-    """422 for a string PostgreSQL cannot store: a NUL, or a lone surrogate (``"\\ud800"``)."""
+    """422 for a value PostgreSQL cannot store or memoryhub will not: a NUL, a lone surrogate
+    (``"\\ud800"``), or arrays and objects nested deeper than :data:`MAX_DEPTH`."""
+    _check(value, where, 0)
+
+
+def _check(value: Any, where: str, depth: int) -> None:
     if isinstance(value, str):
         if "\x00" in value:
             raise ApiError(422, f"{where or 'a string'} may not contain NUL characters")
@@ -40,13 +54,45 @@ def check_strings(value: Any, where: str = "") -> None:
             value.encode("utf-8")
         except UnicodeEncodeError:
             raise ApiError(422, f"{where or 'a string'} is not valid Unicode") from None
-    elif isinstance(value, dict):
+        return
+    if not isinstance(value, dict | list):
+        return
+    if depth >= MAX_DEPTH:
+        raise ApiError(422, DEPTH_RULE)
+    if isinstance(value, dict):
         for key, item in value.items():
-            check_strings(key, where or "a key")
-            check_strings(item, f"{where}.{key}".lstrip(".") if isinstance(key, str) else where)
-    elif isinstance(value, list):
+            _check(key, where or "a key", depth)
+            _check(item, f"{where}.{key}".lstrip(".") if isinstance(key, str) else where, depth + 1)
+    else:
         for index, item in enumerate(value):
-            check_strings(item, f"{where}[{index}]")
+            _check(item, f"{where}[{index}]", depth + 1)
+
+
+# A string, up to the end of the text if it is never closed, so that each string is read
+# once: a pattern that failed on an unclosed string would rescan the rest from every quote
+# after it (seconds for a 64 KiB body of escaped quotes).
+_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+(?:"|\\?\Z)', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_OPENING = frozenset(b"[{")
+
+
+def nesting_depth(data: bytes) -> int:
+    """How deep arrays and objects nest in a JSON text, read without parsing it (brackets
+    inside strings skipped), so that a deep document costs no recursion at all."""
+    depth = deepest = 0
+    for bracket in _STRING.sub(b"", data).translate(None, _NOT_BRACKETS):
+        if bracket in _OPENING:
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def too_deep(data: bytes) -> bool:
+    """Whether a JSON text nests deeper than :data:`MAX_DEPTH` (most texts have too few
+    brackets to, and are not scanned at all)."""
+    return data.count(b"[") + data.count(b"{") > MAX_DEPTH and nesting_depth(data) > MAX_DEPTH
 
 
 def body_limit(view: Any) -> int:
@@ -67,6 +113,8 @@ def read_limited(stream: Any, limit: int) -> bytes:
 def parse_json_bytes(data: bytes) -> Any:
     if not data.strip():
         return {}
+    if too_deep(data):
+        raise ApiError(400, f"malformed JSON: {TOO_DEEP}")
     try:
         value = json.loads(
             data.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float

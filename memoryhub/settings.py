@@ -147,6 +147,34 @@ LOGIN_URL = "/admin/login/"
 # Request bodies are read by memoryhub's own JSON parser, which enforces per-endpoint limits.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 
+# The proxies whose X-Forwarded-For names the client (memoryhub.middleware.client_address):
+# the variable gunicorn and uvicorn read for the same trust; "*" trusts any sender.
+FORWARDED_ALLOW_IPS = [
+    entry.strip()
+    for entry in os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1").split(",")
+    if entry.strip()
+]
+
+# Counts every process must share (the panel's failed logins, panel.services.logins): Redis
+# when REDIS_URL is set, as in production; otherwise files, shared by the processes of one
+# machine.
+if os.environ.get("REDIS_URL"):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["REDIS_URL"],
+            "KEY_PREFIX": "memoryhub",
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": os.environ.get("MEMORYHUB_CACHE_DIR", str(BASE_DIR / ".data" / "cache")),
+        }
+    }
+
 # --- Celery -----------------------------------------------------------------
 # Redis when REDIS_URL is set; otherwise kombu's filesystem transport, which needs no
 # server and still hands tasks to a real worker process through a shared folder.
@@ -246,6 +274,17 @@ LOGGING = {
     "loggers": {
         "django.request": {"level": "ERROR", "filters": ["route_not_path"]},
         "django.security.DisallowedHost": {"filters": ["no_traceback"]},
+        # Django's 400 for a request it will not read (over DATA_UPLOAD_MAX_NUMBER_FIELDS or
+        # _FILES, a malformed multipart body): the client's fault, one warning line.
+        **{
+            f"django.security.{name}": {"filters": ["no_traceback"]}
+            for name in (
+                "TooManyFieldsSent",
+                "TooManyFilesSent",
+                "RequestDataTooBig",
+                "SuspiciousMultipartForm",
+            )
+        },
     },
 }
 

@@ -8,3 +8,7 @@ os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/15")
 from memoryhub.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast test logins
+
+# Counts kept in the cache (failed logins) start afresh with each test session: an earlier
+# run's against the same Redis must not lock this one's personas out.
+CACHES["default"]["KEY_PREFIX"] = f"memoryhub-test-{os.getpid()}"  # noqa: F405

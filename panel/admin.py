@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from panel.models import Membership
+from panel.views.base import AdminLoginForm
 
 
 @admin.register(Membership)
@@ -12,3 +13,7 @@ class MembershipAdmin(admin.ModelAdmin):
     search_fields = ("user__username", "workspace__name", "workspace__id")
     autocomplete_fields = ("user",)
     raw_id_fields = ("workspace",)
+
+
+# The admin's login page is another door to the same accounts: the same count of attempts.
+admin.site.login_form = AdminLoginForm

@@ -10,13 +10,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse_lazy
 
 from memoryhub.errors import ApiError
+from memoryhub.middleware import client_address
+from panel.services import logins
 
 # No inline script or style, nothing from elsewhere: memory content shown on a page can
 # never run, even if escaping failed somewhere.
@@ -40,10 +45,48 @@ def panel_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
     return page
 
 
+class ThrottledLogin:
+    """A login form whose attempts count (panel.services.logins): past the limits it refuses
+    with the reason, before it checks the password."""
+
+    refusal: ApiError | None = None
+
+    def clean(self) -> dict:
+        username = self.cleaned_data.get("username")
+        password = self.cleaned_data.get("password")
+        if username is None or not password:
+            return super().clean()  # nothing to check, nothing to count
+        try:
+            attempt = logins.begin(username, client_address(self.request))
+        except ApiError as error:
+            self.refusal = error
+            raise ValidationError(error.message, code="throttled") from None
+        cleaned = super().clean()  # a wrong password raises: the attempt stays counted
+        logins.succeeded(attempt)
+        return cleaned
+
+
+class LoginForm(ThrottledLogin, AuthenticationForm):
+    pass
+
+
+class AdminLoginForm(ThrottledLogin, AdminAuthenticationForm):
+    """The admin's login (panel/admin.py sets it): another door to the same accounts."""
+
+
 class LoginView(auth_views.LoginView):
     template_name = "panel/login.html"
+    authentication_form = LoginForm
     redirect_authenticated_user = True
     next_page = reverse_lazy("panel:index")
+
+    def form_invalid(self, form: LoginForm) -> HttpResponse:
+        response = super().form_invalid(form)
+        if form.refusal is not None:  # 429 and Retry-After, with the form and its reason
+            response.status_code = form.refusal.status
+            for name, value in form.refusal.headers.items():
+                response[name] = value
+        return response
 
 
 class LogoutView(auth_views.LogoutView):

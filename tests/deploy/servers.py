@@ -4,8 +4,10 @@ socket."""
 
 from __future__ import annotations
 
+import datetime
 import http.client
 import io
+import ipaddress
 import json
 import os
 import shutil
@@ -14,6 +16,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
+
+from memoryhub.embedded import free_port
 from memoryhub.errors import ApiError
 from tests.workers import tests_database_url as database_url
 
@@ -45,11 +53,50 @@ def nginx_prefix() -> Path:
     return prefix
 
 
-def start_nginx(prefix: Path, port: int, web: int, mcp: int) -> subprocess.Popen:
-    """nginx in the foreground with the shipped server block, only its ports changed."""
+def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and localhost, and its key, made as the README's openssl
+    command makes one (an RSA key, a year): the paths of both files."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    names = [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=365))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = folder / "memoryhub.crt", folder / "memoryhub.key"
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.TraditionalOpenSSL,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+def start_nginx(
+    prefix: Path, port: int, web: int, mcp: int, tls_port: int | None = None
+) -> subprocess.Popen:
+    """nginx in the foreground with the shipped server block, only its ports changed (plain
+    HTTP on ``port``, HTTPS on ``tls_port``) and its certificate one made for 127.0.0.1
+    (``prefix/memoryhub.crt``, which a client may trust)."""
     server = CONF.read_text()
+    cert, key = self_signed_certificate(prefix)
     for old, new in (
         ("listen 80;", f"listen 127.0.0.1:{port};"),
+        ("listen 443 ssl;", f"listen 127.0.0.1:{tls_port or free_port()} ssl;"),
+        ("/etc/nginx/ssl/memoryhub.crt", str(cert)),
+        ("/etc/nginx/ssl/memoryhub.key", str(key)),
         ("127.0.0.1:8000", f"127.0.0.1:{web}"),
         ("127.0.0.1:8001", f"127.0.0.1:{mcp}"),
     ):
