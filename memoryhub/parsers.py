@@ -95,6 +95,13 @@ def too_deep(data: bytes) -> bool:
     return data.count(b"[") + data.count(b"{") > MAX_DEPTH and nesting_depth(data) > MAX_DEPTH
 
 
+def check_depth(data: bytes) -> None:
+    """400 for a JSON text nested deeper than :data:`MAX_DEPTH`, before anything parses it
+    (the REST parser, the MCP endpoint)."""
+    if too_deep(data):
+        raise ApiError(400, f"malformed JSON: {TOO_DEEP}")
+
+
 def body_limit(view: Any) -> int:
     return getattr(view, "max_body_bytes", None) or setting("facts.max_body_bytes")
 
@@ -113,8 +120,7 @@ def read_limited(stream: Any, limit: int) -> bytes:
 def parse_json_bytes(data: bytes) -> Any:
     if not data.strip():
         return {}
-    if too_deep(data):
-        raise ApiError(400, f"malformed JSON: {TOO_DEEP}")
+    check_depth(data)
     try:
         value = json.loads(
             data.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float

@@ -36,7 +36,7 @@ from memoryhub.mcp.server import (
     keep_api_key_sessions,
 )
 from memoryhub.mcp.session import check_credentials, no_credentials
-from memoryhub.parsers import MAX_DEPTH, nesting_depth, too_large
+from memoryhub.parsers import check_depth, too_large
 
 PATH = "/mcp"
 # An MCP session without a request this long ends, and with it the run an API key opened.
@@ -90,11 +90,6 @@ def too_many_sessions(cap: int) -> ApiError:
     )
 
 
-def nested_too_deep() -> ApiError:
-    # The REST parser's refusal (memoryhub.parsers.parse_json_bytes), for the same rule.
-    return ApiError(400, f"malformed JSON: nested more than {MAX_DEPTH} levels deep")
-
-
 class SessionGate:
     """An ASGI wrapper that reads each request's credentials before the SDK sees it.
 
@@ -103,7 +98,8 @@ class SessionGate:
       401/403/422) and room under :func:`sessions_per_credential` (429).
     - A request naming a session must carry the credentials that opened it (404 otherwise,
       its DELETE included), compared by hash: :attr:`Credentials.identity`.
-    - A body nested deeper than :data:`MAX_DEPTH` is 400 before the SDK parses it.
+    - A body nested deeper than :data:`memoryhub.parsers.MAX_DEPTH` is 400 before the SDK
+      parses it.
 
     The sessionless 2026-07-28 protocol opens no session: its requests only pass the body
     check, and each handler checks its credentials.
@@ -201,8 +197,7 @@ async def _checked_body(scope: Scope, receive: Receive) -> Receive:
     if scope["method"] != "POST":
         return receive
     body = await _read_body(receive, MAX_BODY_BYTES)
-    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and nesting_depth(body) > MAX_DEPTH:
-        raise nested_too_deep()
+    check_depth(body)  # the REST parser's rule and refusal
     return _replay(body, receive)
 
 
