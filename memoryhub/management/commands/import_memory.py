@@ -7,15 +7,18 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from memoryhub.management.base import MemoryhubCommand
-from memoryhub.management.transfer import DamagedFile, check, import_lines
+from memoryhub.management.transfer import Refused, check, import_lines
 
 
 class Command(MemoryhubCommand):
     help = (
-        "Import a file written by export_memory. The whole file is checked first (format"
-        " version, every line whole, counts and checksum against the manifest): a damaged"
-        " file is refused before anything is written. Ids are kept; rows whose id exists"
-        " already are left as they are, so importing twice adds nothing. Records stay in mem0."
+        "Import a file written by export_memory. The whole file is checked first: its"
+        " integrity (format version, every line whole, counts and checksum against the"
+        " manifest), then every row by the API's own rules (paths, sizes, owners, limits,"
+        " the outbound policy) with every reference inside the workspace the file carries."
+        " Any problem refuses the file, naming its line, before anything is written. Ids"
+        " are kept; rows whose id exists already are left as they are (an agent, memory or"
+        " thread with what it holds), so importing twice adds nothing. Records stay in mem0."
     )
 
     def add_arguments(self, parser) -> None:
@@ -27,11 +30,12 @@ class Command(MemoryhubCommand):
             raise CommandError(f"no file {file}")
         try:
             with path.open(encoding="utf-8") as stream:
-                counts = check(self.progress(stream, desc="checking"))
-        except (DamagedFile, UnicodeDecodeError) as error:
+                checked = check(self.progress(stream, desc="checking"))
+            with path.open(encoding="utf-8") as stream:
+                added = import_lines(self.progress(stream, desc="importing"), checked)
+        except (Refused, UnicodeDecodeError) as error:
             raise CommandError(f"{file} refused, nothing written: {error}") from None
-        with path.open(encoding="utf-8") as stream:
-            added = import_lines(self.progress(stream, desc="importing"))
+        counts = checked.counts
         listed = ", ".join(f"{kind} {added.get(kind, 0)}/{n}" for kind, n in counts.items())
         self.emit(
             {"file": file, "in_file": counts, "added": added},

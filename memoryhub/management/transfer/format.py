@@ -1,0 +1,67 @@
+"""The export format: its kinds in order, the columns a row carries, and its refusals."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import models
+
+from facts.models import Fact, FactQuota, FactVersion
+from filememory.models import File, Revision
+from memoryhub.models import Agent, EndUser, Memory, MemoryProvider, Thread, Workspace
+from threads.models import ThreadMount
+
+FORMAT = "memoryhub-export"
+VERSION = 1
+BATCH = 500
+
+# Import order: a row's references come before it (the foreign keys are also deferred).
+MODELS: dict[str, type[models.Model]] = {
+    "workspace": Workspace,
+    "memory_provider": MemoryProvider,
+    "agent": Agent,
+    "end_user": EndUser,
+    "memory": Memory,
+    "thread": Thread,
+    "thread_mount": ThreadMount,
+    "fact": Fact,
+    "fact_version": FactVersion,
+    "fact_quota": FactQuota,
+    "file": File,
+    "revision": Revision,
+}
+# Every kind of line between the header and the manifest, in the order an export writes
+# them: records (read from mem0, never written back) come last.
+KINDS = (*MODELS, "record")
+# Never leaves the database: a provider is exported without its credential.
+SECRET_FIELDS = {MemoryProvider: {"credential_encrypted"}}
+# Kept by the database's triggers for the in-process search index (facts.postings): an
+# import's own writes set them anew.
+DERIVED_FIELDS = {Fact: {"change_shard", "change_no"}, FactQuota: {"changes"}}
+
+
+class Encoder(DjangoJSONEncoder):
+    """Times to the microsecond (Django's encoder keeps milliseconds only)."""
+
+    def default(self, o: object) -> object:
+        if isinstance(o, datetime):
+            return o.isoformat()
+        return super().default(o)
+
+
+class Refused(Exception):
+    """The file is refused whole, before anything is written; the message says where
+    (``line N: ...``) and why."""
+
+
+class DamagedFile(Refused):
+    """The file is not a whole export of a format this version reads."""
+
+
+def fields_of(model: type[models.Model]) -> list[models.Field]:
+    """What a row carries: not secrets, not what the database generates (search vectors,
+    change stamps)."""
+    left_out = SECRET_FIELDS.get(model, set()) | DERIVED_FIELDS.get(model, set())
+    fields = model._meta.concrete_fields
+    return [f for f in fields if f.attname not in left_out and not getattr(f, "generated", False)]
