@@ -30,15 +30,17 @@ def get_fact(scope: FactScope, fact_id: str) -> Fact:
     return fact
 
 
+def versions_of(scope: FactScope, fact: Fact) -> QuerySet[FactVersion]:
+    """A fact's versions, newest first, as a query (the fact was found in ``scope``)."""
+    return FactVersion.objects.filter(
+        workspace_id=scope.workspace_id, agent_id=scope.agent_id, fact_id=fact.pk
+    ).order_by("-version")
+
+
 def fact_versions(scope: FactScope, fact_id: str) -> tuple[Fact, list[FactVersion]]:
     """Every version of a fact, newest first."""
     fact = get_fact(scope, fact_id)
-    versions = list(
-        FactVersion.objects.filter(
-            workspace_id=scope.workspace_id, agent_id=scope.agent_id, fact_id=fact.pk
-        ).order_by("-version")
-    )
-    return fact, versions
+    return fact, list(versions_of(scope, fact))
 
 
 def list_facts(

@@ -1,5 +1,6 @@
 """An agent's facts in the panel: the folder tree, the list and search (the API's own
-serializers and services), a fact with every version and its diff, and forgetting one."""
+serializers and services), a fact with its versions and their diffs (a page at a time: an
+agent may write any number), and forgetting one."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from facts import paths, validation
+from facts.models import FactVersion
 from facts.scope import FactScope, for_staff
 from facts.serializers import FactListQuerySerializer, FactSearchQuerySerializer
 from facts.services import reading, writing
@@ -15,8 +17,8 @@ from memoryhub.errors import ApiError
 from memoryhub.models import Agent, Permission
 from memoryhub.rules import parse
 from panel.diffs import Budget, word_diff
+from panel.services import facts as shown_facts
 from panel.services.access import Seat, seat
-from panel.services.facts import folder_tree
 from panel.views.base import panel_page, refused
 
 SEARCH_K = 50  # a search shows the best 50
@@ -36,7 +38,7 @@ def fact_list(request: HttpRequest, workspace_id: str, agent_id: str) -> HttpRes
     here, scope = _agent_scope(request, workspace_id, agent_id)
     context = {"seat": here, "agent": _agent(here, agent_id), "params": request.GET}
     try:
-        context["tree"], context["tree_cut"] = folder_tree(scope)
+        context["tree"], context["tree_cut"] = shown_facts.folder_tree(scope)
         if request.GET.get("query", "").strip():
             params = request.GET.copy()
             params.setdefault("k", str(SEARCH_K))
@@ -61,14 +63,29 @@ def fact_list(request: HttpRequest, workspace_id: str, agent_id: str) -> HttpRes
 def fact_detail(
     request: HttpRequest, workspace_id: str, agent_id: str, fact_id: str
 ) -> HttpResponse:
+    """A fact with one page of its versions (``?page=``, newest first), each with its diff."""
     here, scope = _agent_scope(request, workspace_id, agent_id)
     try:
-        fact, versions = reading.fact_versions(scope, fact_id)
+        fact = reading.get_fact(scope, fact_id)
     except ApiError as error:
         return refused(request, error, {"seat": here})
+    shown = shown_facts.versions_page(scope, fact, request.GET.get("page"))
+    context = {
+        "seat": here,
+        "agent": _agent(here, agent_id),
+        "fact": fact,
+        "page": shown.page,
+        "rows": _version_rows(shown.page.object_list, shown.older),
+    }
+    return render(request, "panel/facts/detail.html", context)
+
+
+def _version_rows(versions: list[FactVersion], before: FactVersion | None) -> list[dict]:
+    """Each version of a page (newest first) with what changed from the one before it; the
+    page's oldest compares with ``before``, the version just older than the page."""
     rows, budget = [], Budget()  # one budget for every version's diff on the page
-    for index, version in enumerate(versions):  # newest first: the next one is older
-        older = versions[index + 1] if index + 1 < len(versions) else None
+    for index, version in enumerate(versions):
+        older = versions[index + 1] if index + 1 < len(versions) else before
         rows.append(
             {
                 "version": version,
@@ -77,8 +94,7 @@ def fact_detail(
                 "tags_before": list(older.tags) if older and older.tags != version.tags else None,
             }
         )
-    context = {"seat": here, "agent": _agent(here, agent_id), "fact": fact, "rows": rows}
-    return render(request, "panel/facts/detail.html", context)
+    return rows
 
 
 def _number(raw: str) -> object:
@@ -125,10 +141,11 @@ def fact_forget(
     context = {"seat": here, "agent": _agent(here, agent_id)}
     try:
         here.principal.require(Permission.WRITE)  # the API's own check: editors and admins
-        fact, versions = reading.fact_versions(scope, fact_id)
+        fact = reading.get_fact(scope, fact_id)
+        versions = reading.versions_of(scope, fact).count()  # counted, never loaded
         if request.method == "POST":
             writing.delete_fact(here.principal, scope, fact_id)
-            messages.success(request, f"Forgot {fact.public_id} and its {len(versions)} versions.")
+            messages.success(request, f"Forgot {fact.public_id} and its {versions} versions.")
             return redirect("panel:facts", workspace_id=workspace_id, agent_id=agent_id)
     except ApiError as error:
         return refused(request, error, context)

@@ -74,14 +74,17 @@ def test_a_fact_of_repeated_words_at_the_limit_with_many_versions_renders_fast(
     for n in range(2, versions + 1):
         save(run, "notes/", ALTERNATING if n % 2 == 0 else REPEATED, replaces=fact["id"])
     url = f"/panel/w/{tenant.workspace.id}/agents/{agent.id}/facts/{fact['id']}/"
-    response, took = timed_get(logged_in(viewer), url)
-    body = response.content.decode()
-    assert response.status_code == 200
-    assert took < 2, f"the fact page took {took:.1f} s"
-    assert f"Version {versions}" in body and "Version 1<" in body
-    assert WORD_NOTE in body
-    # Every version's change is there (as a rough diff: whole removed and added text).
-    assert body.count('<p class="diff">') == versions
+    client = logged_in(viewer)
+    # The page shows the newest 20 versions, the next page the other 10 (the first whole).
+    for page, newest, oldest, shown in ((1, versions, 11, 20), (2, 10, 1, 10)):
+        response, took = timed_get(client, f"{url}?page={page}")
+        body = response.content.decode()
+        assert response.status_code == 200
+        assert took < 2, f"page {page} of the fact took {took:.1f} s"
+        assert f"Version {newest}<" in body and f"Version {oldest}<" in body
+        assert WORD_NOTE in body
+        # Every version's change is there (as a rough diff: whole removed and added text).
+        assert body.count('<p class="diff">') == shown
 
 
 @pytest.mark.timeout(20)
