@@ -1,17 +1,29 @@
-"""The deployment's memory.* / outbox.* / facts.* settings.
+"""The one reader of environment variables, and the deployment's memory.* / outbox.* /
+facts.* / outbound.* / mcp.* settings.
 
-Each setting has the documented default and can be overridden by an environment
-variable named after it: ``memory.recall_seconds`` -> ``MEMORYHUB_MEMORY_RECALL_SECONDS``.
-Code reads them through :func:`setting` so that tests can override them with
-Django's ``override_settings(MEMORYHUB_SETTINGS=...)``.
+:func:`env` reads every variable (settings.py's too), typed by its default: a value that
+does not parse stops the start with ``ImproperlyConfigured`` naming the variable, rather
+than run on a silent default ("ture" is not false).
+
+Each memory.* (...) setting has the documented default and can be overridden by an
+environment variable named after it: ``memory.recall_seconds`` ->
+``MEMORYHUB_MEMORY_RECALL_SECONDS``. Code reads them through :func:`setting` so that tests
+can override them with Django's ``override_settings(MEMORYHUB_SETTINGS=...)``.
 """
 
 from __future__ import annotations
 
+import math
 import os
-from typing import Any
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any, NoReturn
 
 from django.conf import settings as django_settings
+from django.core.exceptions import ImproperlyConfigured
+
+TRUE = frozenset({"1", "true", "yes", "on"})
+FALSE = frozenset({"0", "false", "no", "off"})
 
 # name -> default. The type of the default is the type of the setting.
 DEFAULTS: dict[str, Any] = {
@@ -52,24 +64,62 @@ def env_name(name: str) -> str:
     return ENV_NAMES.get(name) or "MEMORYHUB_" + name.upper().replace(".", "_")
 
 
-def _parse(raw: str, default: Any) -> Any:
-    if isinstance(default, bool):
-        return raw.strip().lower() in {"1", "true", "yes", "on"}
+def env(
+    name: str,
+    default: Any,
+    *,
+    choices: Collection[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> Any:
+    """The variable ``name`` as the type of ``default`` (``default`` when it is unset).
+
+    bool: 1/0, true/false, yes/no, on/off; int; float; list: comma-separated, blanks
+    dropped; Path; str (None: any text), one of ``choices`` when given.
+    """
+    raw = (os.environ if environ is None else environ).get(name)
+    if raw is None:
+        return default
+    return parse(name, raw, default, choices)
+
+
+def parse(name: str, raw: str, default: Any, choices: Collection[str] = ()) -> Any:
+    """``raw`` as the type of ``default``; ImproperlyConfigured names ``name`` if it is not."""
+    text = raw.strip()
+    if isinstance(default, bool):  # before int: a bool is an int
+        if text.lower() not in TRUE | FALSE:
+            _refuse(name, "true or false (1/0, yes/no, on/off)", raw)
+        return text.lower() in TRUE
     if isinstance(default, int):
-        return int(raw)
+        try:
+            return int(text)
+        except ValueError:
+            _refuse(name, "an integer", raw)
     if isinstance(default, float):
-        return float(raw)
+        try:
+            number = float(text)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            _refuse(name, "a number", raw)
+        return number
+    if isinstance(default, list):
+        return [item.strip() for item in raw.split(",") if item.strip()]
+    if isinstance(default, Path):
+        return Path(raw)
+    if choices and raw not in choices:
+        _refuse(name, "one of " + ", ".join(choices), raw)
     return raw
 
 
-def load_from_environment(environ: dict[str, str] | None = None) -> dict[str, Any]:
+def _refuse(name: str, expected: str, raw: str) -> NoReturn:
+    raise ImproperlyConfigured(f"{name} must be {expected}, got {raw!r}")
+
+
+def load_from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Every setting with its default, overridden where the environment says so."""
-    environ = os.environ if environ is None else environ
-    values = {}
-    for name, default in DEFAULTS.items():
-        raw = environ.get(env_name(name))
-        values[name] = default if raw is None else _parse(raw, default)
-    return values
+    return {
+        name: env(env_name(name), default, environ=environ) for name, default in DEFAULTS.items()
+    }
 
 
 def setting(name: str) -> Any:

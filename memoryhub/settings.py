@@ -6,37 +6,27 @@
 
 from __future__ import annotations
 
-import os
+import logging
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from memoryhub.conf import load_from_environment
+from memoryhub.conf import env, load_from_environment
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-ENVIRONMENT = os.environ.get("MEMORYHUB_ENV", "production")
+ENVIRONMENT = env("MEMORYHUB_ENV", "production", choices=("production", "development", "test"))
 
+DEBUG = env("DEBUG", False)
 
-def env_bool(name: str, default: bool = False) -> bool:
-    raw = os.environ.get(name)
-    return default if raw is None else raw.strip().lower() in {"1", "true", "yes", "on"}
-
-
-DEBUG = env_bool("DEBUG", default=False)
-
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
+SECRET_KEY = env("SECRET_KEY", "")
 if not SECRET_KEY:
     if ENVIRONMENT == "production":
         raise ImproperlyConfigured("SECRET_KEY must be set when MEMORYHUB_ENV is production.")
     SECRET_KEY = f"insecure-{ENVIRONMENT}-key-do-not-use-in-production"
 
-ALLOWED_HOSTS = [
-    h.strip() for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1").split(",") if h
-]
-CSRF_TRUSTED_ORIGINS = [
-    o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
-]
+ALLOWED_HOSTS = env("ALLOWED_HOSTS", ["localhost", "127.0.0.1"])
+CSRF_TRUSTED_ORIGINS = env("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -91,8 +81,8 @@ TEMPLATES = [
 
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/memoryhub"),
-        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")),
+        env("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/memoryhub"),
+        conn_max_age=env("DB_CONN_MAX_AGE", 60),
     )
 }
 # Django turns psycopg's prepared statements off; memoryhub prepares the few statements
@@ -100,20 +90,18 @@ DATABASES = {
 # for a connection pooler in transaction mode that cannot keep them (PgBouncer < 1.21).
 # A request never waits longer than this for a connection to a PostgreSQL that is down or
 # unreachable: it answers 503 (memoryhub.errors) instead of hanging.
-DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = int(
-    os.environ.get("DB_CONNECT_TIMEOUT", "5")
-)
+DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env("DB_CONNECT_TIMEOUT", 5)
 DATABASES["default"]["OPTIONS"]["prepare_threshold"] = (
-    None if os.environ.get("DB_PREPARED_STATEMENTS", "1") == "0" else 5
+    5 if env("DB_PREPARED_STATEMENTS", True) else None
 )
 # memoryhub runs short queries only. PostgreSQL's JIT, set off by an overestimated cost,
 # spent 12 ms compiling a 4 ms fact search: each new connection turns it off
 # (memoryhub.apps). DB_JIT=1 leaves the server's own setting.
-MEMORYHUB_DB_JIT = os.environ.get("DB_JIT", "0") == "1"
+MEMORYHUB_DB_JIT = env("DB_JIT", False)
 # Nor parallel workers: starting two cost 5 ms for a fact search of 0.3 ms, which the
 # planner chose parallel when its statistics predated the agent's facts (issue 18, stale).
 # DB_PARALLEL=1 leaves the server's own setting.
-MEMORYHUB_DB_PARALLEL = os.environ.get("DB_PARALLEL", "0") == "1"
+MEMORYHUB_DB_PARALLEL = env("DB_PARALLEL", False)
 if not DATABASES["default"]["ENGINE"].endswith("postgresql"):
     raise ImproperlyConfigured("memoryhub needs PostgreSQL: DATABASE_URL must be postgres://...")
 
@@ -130,7 +118,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / ".data" / "static"))
+STATIC_ROOT = env("STATIC_ROOT", BASE_DIR / ".data" / "static")
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -149,20 +137,17 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 
 # The proxies whose X-Forwarded-For names the client (memoryhub.middleware.client_address):
 # the variable gunicorn and uvicorn read for the same trust; "*" trusts any sender.
-FORWARDED_ALLOW_IPS = [
-    entry.strip()
-    for entry in os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1").split(",")
-    if entry.strip()
-]
+FORWARDED_ALLOW_IPS = env("FORWARDED_ALLOW_IPS", ["127.0.0.1", "::1"])
 
 # Counts every process must share (the panel's failed logins, panel.services.logins): Redis
 # when REDIS_URL is set, as in production; otherwise files, shared by the processes of one
 # machine.
-if os.environ.get("REDIS_URL"):
+REDIS_URL = env("REDIS_URL", "")
+if REDIS_URL:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": os.environ["REDIS_URL"],
+            "LOCATION": REDIS_URL,
             "KEY_PREFIX": "memoryhub",
             "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
         }
@@ -171,15 +156,14 @@ else:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": os.environ.get("MEMORYHUB_CACHE_DIR", str(BASE_DIR / ".data" / "cache")),
+            "LOCATION": env("MEMORYHUB_CACHE_DIR", str(BASE_DIR / ".data" / "cache")),
         }
     }
 
 # --- Celery -----------------------------------------------------------------
 # Redis when REDIS_URL is set; otherwise kombu's filesystem transport, which needs no
 # server and still hands tasks to a real worker process through a shared folder.
-REDIS_URL = os.environ.get("REDIS_URL", "")
-BROKER_DIR = Path(os.environ.get("MEMORYHUB_BROKER_DIR", BASE_DIR / ".data" / "broker"))
+BROKER_DIR = env("MEMORYHUB_BROKER_DIR", BASE_DIR / ".data" / "broker")
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = {"socket_timeout": 5, "socket_connect_timeout": 5}
@@ -210,17 +194,17 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
-CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+CELERY_TASK_ALWAYS_EAGER = env("CELERY_TASK_ALWAYS_EAGER", False)
 # Celery beat (`celery -A memoryhub beat`, one process per deployment) sends the periodic
 # tasks. Every MEMORYHUB_PURGE_SWEEP_SECONDS it sends a try of each purge whose try is due
 # and unclaimed, so a lost message never leaves a purge pending; an unconsumed sweep
 # expires rather than pile up while no worker runs.
-PURGE_SWEEP_SECONDS = float(os.environ.get("MEMORYHUB_PURGE_SWEEP_SECONDS", "60"))
+PURGE_SWEEP_SECONDS = env("MEMORYHUB_PURGE_SWEEP_SECONDS", 60.0)
 # How long a purge's claim keeps other workers off its job. Far longer than one purge call
 # can take (name resolution, then the provider's connect and read timeouts, at most 120 s
 # each), so a claim runs out only when its worker has stopped (killed, or its machine
 # lost); another worker then finishes the job, at most this long after.
-PURGE_LEASE_SECONDS = float(os.environ.get("MEMORYHUB_PURGE_LEASE_SECONDS", "600"))
+PURGE_LEASE_SECONDS = env("MEMORYHUB_PURGE_LEASE_SECONDS", 600.0)
 CELERY_BEAT_SCHEDULE = {
     "send-due-purges": {
         "task": "records.send_due_purges",
@@ -259,14 +243,15 @@ SPECTACULAR_SETTINGS = {
 # --- memoryhub ---------------------------------------------------------------
 MEMORYHUB_SETTINGS = load_from_environment()
 # Fernet key for provider credentials at rest; derived from SECRET_KEY unless given.
-MEMORYHUB_CREDENTIAL_KEY = os.environ.get("MEMORYHUB_CREDENTIAL_KEY", "")
+MEMORYHUB_CREDENTIAL_KEY = env("MEMORYHUB_CREDENTIAL_KEY", "")
 
+LOG_LEVEL = env("LOG_LEVEL", "INFO", choices=logging.getLevelNamesMapping())
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "filters": {
         "route_not_path": {"()": "memoryhub.logs.RouteNotPath"},
         "no_traceback": {"()": "memoryhub.logs.ClientErrorNoTraceback"},
@@ -290,9 +275,7 @@ LOGGING = {
 
 # The panel's session and CSRF cookies go over HTTPS only in production, unless a deployment
 # that serves plain HTTP on a private network says otherwise.
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool(
-    "SECURE_COOKIES", default=ENVIRONMENT == "production"
-)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env("SECURE_COOKIES", ENVIRONMENT == "production")
 
 if not DEBUG:
     SESSION_COOKIE_HTTPONLY = True
