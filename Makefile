@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 MEM0_STAMP := $(VENV)/.installed-mem0
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: install run manage test fuzz lint format bench load screenshots chromium nginx clean
+.PHONY: install run manage test fuzz lint format bench load screenshots docs chromium nginx clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -86,5 +86,10 @@ screenshots: $(STAMP) chromium
 	MEMORYHUB_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/python -m memoryhub.embedded \
 		$(BIN)/python -m pytest --ds=memoryhub.test_settings -m browser tests/browser $(PYTEST_ARGS)
 
+## The documentation site (mkdocs.yml, docs/) in site/; a broken link or anchor fails it.
+## make test builds it too (tests/test_docs.py), and runs the examples of README.md and docs/.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) .data .pytest_cache .ruff_cache
+	rm -rf $(VENV) .data .pytest_cache .ruff_cache site

@@ -3,7 +3,6 @@ requests, and importing it loads nothing of Django or Celery."""
 
 from __future__ import annotations
 
-import shlex
 import shutil
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from tests.client.test_readme import blocks
+from tests.documented import install_line
 
 PACKAGE = Path(settings.BASE_DIR) / "memoryhub"
 
@@ -68,8 +67,7 @@ def test_the_readme_install_line_works_in_a_fresh_environment(tmp_path):
     """The README's line, as written, in a new virtualenv (fetches requests from the index)."""
     venv.create(tmp_path / "env", with_pip=True)
     bin_dir = tmp_path / "env" / "bin"
-    [install] = blocks("sh")
-    command = shlex.split(install)
+    command = install_line()
     command[0] = str(bin_dir / command[0])
     subprocess.run(command, cwd=checkout_copy(tmp_path), check=True, capture_output=True)
     code = (
