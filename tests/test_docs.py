@@ -166,8 +166,19 @@ def test_every_setting_read_from_the_environment_is_in_the_reference():
 
 
 @pytest.mark.parametrize("block", all_blocks("json"), ids=_id)
-def test_json_blocks_parse(block):
-    json.loads(block.text)
+def test_json_blocks_parse_and_mcp_configurations_name_what_exists(block, monkeypatch):
+    document = json.loads(block.text)
+    for server in document.get("mcpServers", {}).values() if isinstance(document, dict) else ():
+        if "command" in server:  # memoryhub-mcp, its options and its environment
+            assert Path(server["command"]).name == "memoryhub-mcp"
+            assert "\nmemoryhub-mcp = " in (ROOT / "pyproject.toml").read_text()
+            _check_argparse("hub.mcp.stdio", server.get("args", []), monkeypatch)
+            for name in server.get("env", {}):
+                assert _read_somewhere(name), f"{name} is read nowhere"
+        else:  # over HTTP: /mcp, with headers the server reads
+            assert server["url"].endswith("/mcp")
+            for name in server.get("headers", {}):
+                assert name == "Authorization" or _read_somewhere(name.lower()), name
 
 
 @pytest.mark.parametrize("block", checked_blocks() + runnable("console"), ids=_id)
