@@ -54,6 +54,7 @@ nginx:
 ## Run the whole test suite against real PostgreSQL and Redis (started if need be).
 test: $(MEM0_STAMP) chromium nginx
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/python -m memoryhub.embedded $(BIN)/python -m pytest --ds=memoryhub.test_settings $(PYTEST_ARGS)
 
 ## Schemathesis with many more examples per operation than make test (FUZZ_EXAMPLES).

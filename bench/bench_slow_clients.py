@@ -1,7 +1,7 @@
 """Slow clients: the latency of normal requests while clients trickle request bodies.
 
 gunicorn (2 sync workers, ``memoryhub.gunicorn_conf``) alone and behind Debian's nginx with
-``deploy/nginx.conf``, and one uvicorn serving ``memoryhub.asgi`` alone. Normal requests
+``deploy/nginx.conf``, and one uvicorn serving ``hub.asgi`` alone. Normal requests
 are ``/healthz`` and an authenticated ``GET /api/v1/agents``, one after the other; the slow
 clients each send their headers, then one byte of body every 0.2 s for as long as the
 measure lasts. Figures: p50/p95/p99 of the normal requests with no slow client and with
@@ -61,10 +61,10 @@ def _wait(port: int) -> None:
 
 @contextmanager
 def _uvicorn(database_url: str) -> Iterator[str]:
-    """One uvicorn serving everything (``memoryhub.asgi``), as the README also allows."""
+    """One uvicorn serving everything (``hub.asgi``), as the README also allows."""
     port = free_port()
     environ = {**os.environ, "DATABASE_URL": database_url, "MEMORYHUB_ENV": "development"}
-    command = [sys.executable, "-m", "uvicorn", "memoryhub.asgi:application"]
+    command = [sys.executable, "-m", "uvicorn", "hub.asgi:application"]
     process = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
         [*command, "--port", str(port), "--log-level", "warning"], env={**environ, "DEBUG": "0"}
     )

@@ -62,6 +62,9 @@ class MemoryKind:
     # The built-in guide of this kind's memories when neither the memory nor the
     # deployment (memory.default_guide.<kind>) gives one; empty: BUILTIN_GUIDES[kind].
     default_guide: str = ""
+    # () -> "ok", or why this kind's backends (its memory providers) failed recently:
+    # ``/healthz`` reports it as ``memory_providers``, a degraded service and not a down one.
+    health: Callable[[], str] = lambda: "ok"
 
     # -- what a run's mounts of this kind get (threads calls these) --------------------------
     # The toolset keys of this kind's tools (``file_view``...), and those a read mount gets.

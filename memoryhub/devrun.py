@@ -3,7 +3,7 @@
 Starts an embedded PostgreSQL when ``DATABASE_URL`` is unset (and nothing answers on
 127.0.0.1:5432), migrates, creates the demo workspace, prints a demo API key and a panel
 login, and runs a Celery worker and Celery beat (the periodic tasks: the purge sweep)
-beside the web server (uvicorn serving ``memoryhub.asgi``: the API, the panel and the MCP
+beside the web server (uvicorn serving ``hub.asgi``: the API, the panel and the MCP
 server at ``/mcp``) until Ctrl-C. Once it answers, the demo data is seeded over the API
 (``memoryhub.demo``), the first time only. Beat keeps its schedule file under the data folder.
 """
@@ -100,7 +100,7 @@ def main() -> int:
                 env=environ,
             )
         )
-        # One uvicorn process serves memoryhub.asgi: the API and the panel through Django, and
+        # One uvicorn process serves hub.asgi: the API and the panel through Django, and
         # the MCP server at /mcp, whose sessions live in that process.
         processes.append(
             subprocess.Popen(  # noqa: S603
@@ -108,7 +108,7 @@ def main() -> int:
                     sys.executable,
                     "-m",
                     "uvicorn",
-                    "memoryhub.asgi:application",
+                    "hub.asgi:application",
                     "--host",
                     "127.0.0.1",
                     "--port",

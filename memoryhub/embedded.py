@@ -83,6 +83,24 @@ def running_database_url(database: str = "memoryhub") -> str | None:
     return f"postgres://postgres@{quote(socket_dir, safe='')}:{port}/{database}"
 
 
+def beside_make_run(environ: dict) -> bool:
+    """With nothing configured, use ``make run``'s embedded database and development settings.
+
+    Only when MEMORYHUB_ENV, SECRET_KEY and DATABASE_URL are all unset and the embedded
+    PostgreSQL of this checkout (``.data/pg``) is running: a production setup sets at least
+    DATABASE_URL, so it still refuses to start without SECRET_KEY. ``manage.py`` and
+    ``memoryhub-mcp`` call it before Django loads its settings.
+    """
+    if any(environ.get(name) for name in ("MEMORYHUB_ENV", "SECRET_KEY", "DATABASE_URL")):
+        return False
+    url = running_database_url()
+    if url is None:
+        return False
+    environ["MEMORYHUB_ENV"] = "development"
+    environ["DATABASE_URL"] = url
+    return True
+
+
 def ensure_database(environ: dict, *, prefer_local: bool = False) -> object | None:
     """Point DATABASE_URL at a PostgreSQL; returns the embedded server's handle, if started.
 

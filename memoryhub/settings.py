@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "records",
     "threads",
     "panel",
+    "hub",  # above the apps: the site's URLs, MCP, export/import, cross-app commands
 ]
 
 MIDDLEWARE = [
@@ -61,7 +62,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "memoryhub.urls"
+ROOT_URLCONF = "hub.urls"
 WSGI_APPLICATION = "memoryhub.wsgi.application"
 
 TEMPLATES = [

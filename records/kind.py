@@ -18,7 +18,7 @@ from memoryhub.models import MAX_NAMESPACE, Memory, MemoryProvider, Run
 from memoryhub.principals import Principal
 from memoryhub.tools import RECORD_TOOL_KEYS, Tool
 from records.context import recall_many
-from records.services import namespaces, purges
+from records.services import health, namespaces, purges
 from records.services.providers import require_enabled
 from records.tools import READ_KEYS, run_record_tool, tool
 
@@ -179,4 +179,5 @@ RECORD_KIND = MemoryKind(
     tools_in_database=False,  # a backend call: a lost answer is "outcome unknown", not redone
     prefetch_context=prefetch_context,
     context_block=context_block,
+    health=health.check,
 )

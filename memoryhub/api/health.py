@@ -1,5 +1,6 @@
 """``GET /healthz``: the database and the broker answer (else 503), and whether memory
-providers failed recently (``degraded``, still 200: see records.services.health)."""
+providers failed recently (``degraded``, still 200): each kind says for its own providers
+(``MemoryKind.health``; records: records.services.health)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 
-from records.services import health
+from memoryhub.catalog import kinds
 
 
 def _database() -> str:
@@ -25,6 +26,12 @@ def _broker() -> str:
     return "ok"
 
 
+def _memory_providers() -> str:
+    """``ok``, or what each kind whose providers failed recently says of them."""
+    failing = [said for kind in kinds() if (said := kind.health()) != "ok"]
+    return "; ".join(failing) or "ok"
+
+
 def _run(check: Callable[[], str]) -> str:
     try:
         return check()
@@ -36,7 +43,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
     checks = {"database": _run(_database), "broker": _run(_broker)}
     healthy = all(value == "ok" for value in checks.values())
     if checks["database"] == "ok":
-        checks["memory_providers"] = _run(health.check)
+        checks["memory_providers"] = _run(_memory_providers)
     else:
         checks["memory_providers"] = "unknown: the database did not answer"
     status = "error" if not healthy else "ok" if checks["memory_providers"] == "ok" else "degraded"

@@ -8,8 +8,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from facts.models import FactTerm
-from memoryhub.management import transfer
-from memoryhub.management.transfer import MODELS
+from hub import transfer
+from hub.transfer import MODELS
 from memoryhub.models import MemoryProvider
 from records.services.records import add_record
 from tests.commands.conftest import run, run_json

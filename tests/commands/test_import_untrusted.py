@@ -17,7 +17,7 @@ import pytest
 from django.core.management import CommandError
 
 from facts.models import Fact
-from memoryhub.management.transfer import FORMAT, VERSION
+from hub.transfer import FORMAT, VERSION
 from memoryhub.models import EndUser, Memory
 from tests.commands import test_export_import
 from tests.commands.conftest import run

@@ -72,7 +72,7 @@ def _gunicorn(port: int, log: Path) -> subprocess.Popen:
 
 
 def _uvicorn(port: int) -> subprocess.Popen:
-    command = [sys.executable, "-m", "uvicorn", "memoryhub.asgi:application"]
+    command = [sys.executable, "-m", "uvicorn", "hub.asgi:application"]
     return subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
         [*command, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
         env=server_environment(),

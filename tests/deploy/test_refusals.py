@@ -1,5 +1,5 @@
 """A refusal sent before the request body was read (413, 411), on the servers the README
-gives: gunicorn (``memoryhub.wsgi``) and uvicorn (``memoryhub.asgi``). On a keep-alive
+gives: gunicorn (``memoryhub.wsgi``) and uvicorn (``hub.asgi``). On a keep-alive
 connection the next request is answered, or the refusal says ``Connection: close`` and the
 connection ends after it; and the refusal comes at once, not after the whole body.
 """
@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 PROMPT = 5  # seconds
 SERVERS = {
     "gunicorn": ["gunicorn", *GUNICORN, "--workers", "2", "--bind", "127.0.0.1:{port}"],
-    "uvicorn": ["uvicorn", "memoryhub.asgi:application", "--host", "127.0.0.1", "--port", "{port}"],
+    "uvicorn": ["uvicorn", "hub.asgi:application", "--host", "127.0.0.1", "--port", "{port}"],
 }
 
 

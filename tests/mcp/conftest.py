@@ -1,4 +1,4 @@
-"""A live memoryhub (uvicorn serving ``memoryhub.asgi``) on the test database, seeded over
+"""A live memoryhub (uvicorn serving ``hub.asgi``) on the test database, seeded over
 its REST API as an agent runtime would, and MCP clients of the SDK to reach it: over
 Streamable HTTP, and over stdio (``memoryhub-mcp`` in a subprocess).
 
@@ -79,7 +79,7 @@ class Live:
 
 
 def _serve(port: int, **env: str) -> subprocess.Popen:
-    command = [sys.executable, "-m", "uvicorn", "memoryhub.asgi:application"]
+    command = [sys.executable, "-m", "uvicorn", "hub.asgi:application"]
     return subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
         [*command, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
         env={**server_environment(), **env},
@@ -168,7 +168,7 @@ async def stdio_client(*options: str, **env: str) -> AsyncIterator[Client]:
     """The SDK's client over stdio: ``memoryhub-mcp`` with ``options``, as a desktop runs it."""
     parameters = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "memoryhub.mcp.stdio", *options],
+        args=["-m", "hub.mcp.stdio", *options],
         env={**server_environment(), **env},
         cwd=str(settings.BASE_DIR),
     )

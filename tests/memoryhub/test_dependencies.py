@@ -13,7 +13,7 @@ from django.conf import settings
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-APPS = ["facts", "filememory", "memoryhub", "panel", "records", "threads"]
+APPS = ["facts", "filememory", "hub", "memoryhub", "panel", "records", "threads"]
 # Imported at module level, but only in modules that an extra brings in (their own
 # entry points, never loaded by the server).
 OPTIONAL = {"agents": "memoryhub/adapters/openai_agents.py"}

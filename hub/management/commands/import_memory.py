@@ -6,8 +6,8 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
+from hub.transfer import Refused, check, import_lines
 from memoryhub.management.base import MemoryhubCommand
-from memoryhub.management.transfer import Refused, check, import_lines
 
 
 class Command(MemoryhubCommand):

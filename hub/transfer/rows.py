@@ -26,9 +26,9 @@ from facts.models import FACT_ID_PREFIX
 from facts.shards import SHARDS
 from filememory.services.paths import clean_path
 from filememory.services.writes import content_size
+from hub.transfer.format import MODELS, fields_of
 from memoryhub import catalog, ids
 from memoryhub.errors import ApiError
-from memoryhub.management.transfer.format import MODELS, fields_of
 from memoryhub.models import MAX_NAMESPACE, Memory
 from memoryhub.parsers import check_strings
 from memoryhub.services import memories

@@ -13,8 +13,8 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
 django_application = get_asgi_application()
 
+from hub.mcp.http import PATH, mcp_app  # noqa: E402 - needs Django set up
 from memoryhub.bodyguard import early_refusal, refuse  # noqa: E402 - needs Django set up
-from memoryhub.mcp.http import PATH, mcp_app  # noqa: E402 - needs Django set up
 
 mcp_application = mcp_app()
 

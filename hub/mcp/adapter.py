@@ -19,8 +19,8 @@ from facts.tools import TOOLS as FACTS_TOOLS
 from facts.tools import Toolbox
 from filememory.services.files import get_file, list_files
 from filememory.services.paths import FILE_PATH
+from hub.mcp.session import McpSession
 from memoryhub.errors import ApiError
-from memoryhub.mcp.session import McpSession
 from memoryhub.models import Run
 from memoryhub.tools import Tool, ToolCall
 from threads.models import RunMount

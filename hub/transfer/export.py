@@ -13,7 +13,7 @@ from django.db.models import Q, QuerySet
 
 from facts.models import Fact, FactQuota, FactVersion
 from filememory.models import File, Revision
-from memoryhub.management.transfer.format import (
+from hub.transfer.format import (
     BATCH,
     FORMAT,
     MODELS,

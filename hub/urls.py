@@ -1,20 +1,18 @@
+"""The site's URLs (ROOT_URLCONF): the kernel's and each app's, the docs, the admin, the
+panel, and ``/``, which sends a visitor to the panel or says what the service is."""
+
 from django.contrib import admin
-from django.urls import include, path, register_converter
+from django.urls import include, path, reverse_lazy
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from memoryhub.api import agents, end_users, memories
+from hub import views
 from memoryhub.api.health import healthz
-from memoryhub.converters import PublicIdConverter
 
-register_converter(PublicIdConverter, "mhid")
+# The admin's "View site" leads to the panel, where staff work.
+admin.site.site_url = reverse_lazy("panel:index")
 
 api_v1 = [
-    path("agents", agents.AgentListView.as_view()),
-    path("agents/<mhid:agent_id>", agents.AgentDetailView.as_view()),
-    path("end-users", end_users.EndUserListView.as_view()),
-    path("end-users/<str:end_user>", end_users.EndUserDetailView.as_view()),
-    path("memories", memories.MemoryListView.as_view()),
-    path("memories/<mhid:memory_id>", memories.MemoryDetailView.as_view()),
+    path("", include("memoryhub.api.urls")),  # first: it registers the mhid converter
     path("", include("facts.staff_urls")),
     path("", include("filememory.urls")),
     path("", include("records.urls")),
@@ -22,6 +20,7 @@ api_v1 = [
 ]
 
 urlpatterns = [
+    path("", views.home, name="home"),
     path("api/v1/", include(api_v1)),
     path("v0/memory/", include("facts.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from django.core.management.color import no_style
 from django.db import DataError, IntegrityError, connection, transaction
 
+from hub.transfer import rows
+from hub.transfer.checking import CONTAINERS, Checked
+from hub.transfer.format import BATCH, MODELS, DamagedFile, Refused
 from memoryhub.errors import ApiError
-from memoryhub.management.transfer import rows
-from memoryhub.management.transfer.checking import CONTAINERS, Checked
-from memoryhub.management.transfer.format import BATCH, MODELS, DamagedFile, Refused
 from memoryhub.models import Memory
 from records.services import namespaces
 

@@ -11,9 +11,9 @@ manifest again, so the checks, not the checksum, keep an import within what the 
 allows.
 """
 
-from memoryhub.management.transfer.checking import Checked, check
-from memoryhub.management.transfer.export import Scope, export_lines, selection
-from memoryhub.management.transfer.format import (
+from hub.transfer.checking import Checked, check
+from hub.transfer.export import Scope, export_lines, selection
+from hub.transfer.format import (
     DERIVED_FIELDS,
     FORMAT,
     MODELS,
@@ -22,7 +22,7 @@ from memoryhub.management.transfer.format import (
     DamagedFile,
     Refused,
 )
-from memoryhub.management.transfer.importing import import_lines
+from hub.transfer.importing import import_lines
 
 __all__ = [
     "DERIVED_FIELDS",

@@ -1,5 +1,5 @@
 """The MCP server (the official ``mcp`` SDK's low-level ``Server``): tools and resources of
-the session's run (``memoryhub.mcp.adapter``), over Streamable HTTP or stdio.
+the session's run (``hub.mcp.adapter``), over Streamable HTTP or stdio.
 
 How a request finds its session is the transport's: over HTTP the credentials come from the
 request's headers (:func:`credentials_from_headers`), over stdio from the command's options.
@@ -18,9 +18,9 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from hub.mcp import adapter
+from hub.mcp.session import Credentials, McpSession, close_session, in_worker, open_session
 from memoryhub.errors import ApiError
-from memoryhub.mcp import adapter
-from memoryhub.mcp.session import Credentials, McpSession, close_session, in_worker, open_session
 
 SERVER_NAME = "memoryhub"
 INSTRUCTIONS = (

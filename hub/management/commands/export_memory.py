@@ -8,8 +8,8 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
+from hub.transfer import Scope, export_lines
 from memoryhub.management.base import MemoryhubCommand
-from memoryhub.management.transfer import Scope, export_lines
 from memoryhub.models import Memory
 
 

@@ -2,7 +2,8 @@
 
 The credentials are the command's options (or their environment variables), never a tool's
 arguments. The process runs memoryhub's code against its database (``DATABASE_URL`` and the
-other settings as for the server), so it needs to reach that database.
+other settings as for the server), so it needs to reach that database; with none of them
+set, it uses ``make run``'s embedded one, as ``manage.py`` does.
 
     memoryhub-mcp --api-key mh_... --agent agt_... --end-user ada
     memoryhub-mcp --run-token rt_...
@@ -16,6 +17,8 @@ import sys
 
 import anyio
 import django
+
+from memoryhub.embedded import beside_make_run
 
 OPTIONS = {  # option -> (environment variable, help)
     "run_token": ("MEMORYHUB_RUN_TOKEN", "a run's token: the tools are that run's"),
@@ -40,8 +43,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 async def serve(arguments: argparse.Namespace) -> None:
     from mcp.server.stdio import stdio_server
 
-    from memoryhub.mcp.server import build_server, in_thread, open_in_thread, split_paths
-    from memoryhub.mcp.session import Credentials, McpSession, close_session
+    from hub.mcp.server import build_server, in_thread, open_in_thread, split_paths
+    from hub.mcp.session import Credentials, McpSession, close_session
 
     credentials = Credentials(
         run_token=arguments.run_token,
@@ -73,6 +76,10 @@ async def serve(arguments: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     arguments = parse(argv)
+    if beside_make_run(os.environ):  # as manage.py does: a desktop client beside make run
+        print(
+            "memoryhub-mcp: development settings, make run's database in .data/pg", file=sys.stderr
+        )
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
     django.setup()
     anyio.run(serve, arguments)

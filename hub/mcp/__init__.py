@@ -2,5 +2,5 @@
 
 ``server`` builds it with the SDK, ``session`` decides the run from the credentials,
 ``adapter`` calls the services REST calls; ``http`` serves it at ``/mcp`` (see
-``memoryhub.asgi``) and ``stdio`` through the ``memoryhub-mcp`` command.
+``hub.asgi``) and ``stdio`` through the ``memoryhub-mcp`` command.
 """

@@ -24,11 +24,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from facts import paths as fact_paths
-from memoryhub import ids
-from memoryhub.conf import setting
-from memoryhub.errors import ApiError
-from memoryhub.management.transfer import rows
-from memoryhub.management.transfer.format import (
+from hub.transfer import rows
+from hub.transfer.format import (
     BATCH,
     FORMAT,
     KINDS,
@@ -37,6 +34,9 @@ from memoryhub.management.transfer.format import (
     DamagedFile,
     Refused,
 )
+from memoryhub import ids
+from memoryhub.conf import setting
+from memoryhub.errors import ApiError
 from memoryhub.models import EndUser, Memory
 from records.services import namespaces
 from records.services.providers import backend_key

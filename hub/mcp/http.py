@@ -1,4 +1,4 @@
-"""Streamable HTTP at ``/mcp``: the SDK's Starlette app, mounted by ``memoryhub.asgi``, behind
+"""Streamable HTTP at ``/mcp``: the SDK's Starlette app, mounted by ``hub.asgi``, behind
 :class:`SessionGate`.
 
 MCP sessions live in the serving process's memory (the SDK's session manager), so every
@@ -26,16 +26,16 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memoryhub.conf import setting
-from memoryhub.errors import ApiError, from_exception
-from memoryhub.mcp.server import (
+from hub.mcp.server import (
     build_server,
     credentials_from_headers,
     http_session,
     in_thread,
     keep_api_key_sessions,
 )
-from memoryhub.mcp.session import check_credentials, no_credentials
+from hub.mcp.session import check_credentials, no_credentials
+from memoryhub.conf import setting
+from memoryhub.errors import ApiError, from_exception
 from memoryhub.parsers import check_depth, too_large
 
 PATH = "/mcp"
