@@ -11,4 +11,6 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast tes
 
 # Counts kept in the cache (failed logins) start afresh with each test session: an earlier
 # run's against the same Redis must not lock this one's personas out.
-CACHES["default"]["KEY_PREFIX"] = f"memoryhub-test-{os.getpid()}"  # noqa: F405
+# Set once, in the environment, so that the processes a test starts share its counts.
+os.environ.setdefault("MEMORYHUB_TEST_CACHE_PREFIX", f"memoryhub-test-{os.getpid()}")
+CACHES["default"]["KEY_PREFIX"] = os.environ["MEMORYHUB_TEST_CACHE_PREFIX"]  # noqa: F405
