@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import logging
+from importlib.metadata import version as package_version
 from pathlib import Path
 
 import dj_database_url
@@ -232,7 +233,7 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "memoryhub API",
     "DESCRIPTION": "Memory for AI agents: facts (/v0/memory), file and record memories,"
     " thread mounts and runs (/api/v1).",
-    "VERSION": "0.1.0",
+    "VERSION": package_version("memoryhub"),  # pyproject.toml's, as installed
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
