@@ -18,7 +18,7 @@ in twenty), so matching more words counts first but for words in nearly every fa
 which words matched counts first but for idf sums within 0.001 a word of each other
 (common words of close frequencies). Among facts matching the same words it puts those
 holding them whole before those that only start with them: what a reader expects of a
-word typed in full, and what lifted the known-item test's success@1 (issue 18; the README
+word typed in full, and what lifted the known-item test's success@1 (issue 18; docs/performance.md
 has the figures).
 
 How often a word repeats in a fact and how long the fact is do not count: facts are short,

@@ -53,7 +53,7 @@ DEFAULTS: dict[str, Any] = {
     "mcp.sessions_per_credential": 32,
 }
 
-# Settings whose environment variable has a name of its own (documented in the README).
+# Settings whose environment variable has a name of its own (documented in docs/deployment.md).
 ENV_NAMES = {
     "outbound.allow_private": "MEMORYHUB_OUTBOUND_ALLOW_PRIVATE",
     "outbound.allow_http": "MEMORYHUB_OUTBOUND_ALLOW_HTTP",

@@ -43,7 +43,7 @@ def stored_times() -> Iterator[None]:
 
 def import_lines(lines: Iterable[str], checked: Checked) -> dict[str, int]:
     """Write a file :func:`.checking.check` passed; answers how many rows of each kind
-    were added. Records stay in mem0 (see the README)."""
+    were added. Records stay in mem0 (see docs/operations.md)."""
     before = {kind: model.objects.count() for kind, model in MODELS.items()}
     try:
         with transaction.atomic(), stored_times():

@@ -8,7 +8,7 @@
     tools = inv.tools + inv.memory.tools(paths=["users/{user}/"])  # one loop, every tool
     inv.end()
 
-The README's "Use it from agent code" shows the whole of it.
+docs/client.md shows the whole of it.
 """
 
 from memoryhub.client.errors import (
