@@ -171,14 +171,14 @@ def own_database():
 
 def _setup():
     from memoryhub.principals import Principal
+    from memoryhub.services import agents
     from memoryhub.services.workspaces import create_workspace
-    from tests.factories import create_agent
     from threads.services.runs import accept_run
     from threads.services.threads import create_thread
 
     workspace = create_workspace("bench")
     principal = Principal.system(workspace)
-    agent = create_agent(principal, {"name": "bench"})
+    agent = agents.create(principal, name="bench")
     thread = create_thread(principal, agent.id, end_user="bench-user")
     accepted = accept_run(principal, thread.id)
     return agent, accepted.run, accepted.token

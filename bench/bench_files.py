@@ -30,13 +30,13 @@ def own_database():
 def _setup():
     from memoryhub.models import Thread
     from memoryhub.principals import Principal
+    from memoryhub.services import agents, memories
     from memoryhub.services.workspaces import create_workspace
-    from tests.factories import create_agent, create_memory
 
     workspace = create_workspace("bench")
     principal = Principal.system(workspace)
-    agent = create_agent(principal, {"name": "bench"})
-    memory = create_memory(principal, {"name": "bench", "always_load": ["README.md"]})
+    agent = agents.create(principal, name="bench")
+    memory = memories.create(principal, name="bench", always_load=["README.md"])
 
     def new_thread() -> str:
         return Thread.objects.create(workspace=workspace, agent=agent).id

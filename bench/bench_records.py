@@ -63,7 +63,7 @@ def run(results: dict) -> None:
     from memoryhub.conf import load_from_environment
     from records import context
     from records.services.providers import backend_of
-    from tests.records.fakes.mem0 import OssServer
+    from support.fakes.mem0 import OssServer
 
     allowed = {
         **load_from_environment(),

@@ -1,6 +1,6 @@
 """Run acceptance with eight mounts: four file memories of 100 files, four record memories.
 
-The record memories live on the local self-hosted mem0 stand-in (tests/records/fakes) on
+The record memories live on the local self-hosted mem0 stand-in (support/fakes) on
 loopback; runs are accepted over HTTP against a real gunicorn. Each run of a new thread gets
 the full context (first sight of every memory) within the 32 KiB budget; a second run on the
 same thread gets only what changed. Figures: p50/p95 of both.
@@ -49,19 +49,19 @@ def _text(rng: random.Random, words: int) -> str:
 def _memories(principal, provider, rng: random.Random) -> list[dict]:
     from filememory.services.files import put_file
     from filememory.services.writes import Actor
+    from memoryhub.services import memories
     from records.services.records import add_record
-    from tests.factories import create_memory
 
     mounts, actor = [], Actor(principal)
     for m in range(FILE_MEMORIES):
-        memory = create_memory(principal, {"name": f"files {m}", "always_load": ["README.md"]})
+        memory = memories.create(principal, name=f"files {m}", always_load=["README.md"])
         put_file(actor, memory.id, "README.md", _text(rng, 200), if_match=None)
         for f in range(FILES_PER_MEMORY):
             put_file(actor, memory.id, f"topic/{f:03}.md", _text(rng, 60), if_match=None)
         mounts.append({"name": f"files-{m}", "memory_id": memory.id, "access": "write"})
     for m in range(RECORD_MEMORIES):
-        memory = create_memory(
-            principal, {"name": f"records {m}", "type": "mem0_oss", "provider_id": provider.id}
+        memory = memories.create(
+            principal, name=f"records {m}", type="mem0_oss", provider_id=provider.id
         )
         for _ in range(RECORDS_PER_MEMORY):
             add_record(principal, memory.id, _text(rng, 12))
@@ -87,10 +87,10 @@ def run(results: dict) -> None:
 
     from memoryhub.conf import load_from_environment
     from memoryhub.principals import Principal
+    from memoryhub.services import agents
     from memoryhub.services.workspaces import create_api_key, create_workspace
-    from tests import factories
-    from tests.factories import create_agent
-    from tests.records.fakes.mem0 import OssServer
+    from records.services.providers import add_provider
+    from support.fakes.mem0 import OssServer
 
     rng = random.Random(SEED)
     allowed = {
@@ -104,17 +104,15 @@ def run(results: dict) -> None:
             workspace = create_workspace("bench")
             principal = Principal.system(workspace)
             _, key = create_api_key(workspace, "write")
-            provider = factories.create_provider(
+            provider = add_provider(
                 principal,
-                {
-                    "type": "mem0_oss",
-                    "name": "local",
-                    "config": {"base_url": mem0.url},
-                    "credential": {"api_key": "bench"},
-                },
+                type="mem0_oss",
+                name="local",
+                config={"base_url": mem0.url},
+                credential={"api_key": "bench"},
             )
             mounts = _memories(principal, provider, rng)
-            agent = create_agent(principal, {"name": "bench"})
+            agent = agents.create(principal, name="bench")
             env = {"MEMORYHUB_OUTBOUND_ALLOW_PRIVATE": "1", "MEMORYHUB_OUTBOUND_ALLOW_HTTP": "1"}
             with server(url, env) as base:
                 first, second, sizes = [], [], []

@@ -246,12 +246,12 @@ def measure_private(base: str, workspace, rng: random.Random, words: list[str]) 
     2% shared facts and its own ~100; the search should cost what that share does."""
     from facts.scope import for_run
     from memoryhub.principals import Principal
-    from tests.factories import create_agent
+    from memoryhub.services import agents
     from threads.services.runs import accept_run
     from threads.services.threads import create_thread
 
     principal = Principal.system(workspace)
-    agent = create_agent(principal, {"name": "one of 1,000 users"})
+    agent = agents.create(principal, name="one of 1,000 users")
     accepted = accept_run(principal, create_thread(principal, agent.id, end_user="u0").id)
     load_private(agent, accepted.run.thread.end_user_id, accepted.run.id, rng, words)
     scope = for_run(Principal.for_run(accepted.run))
@@ -304,13 +304,13 @@ def _database(host: str, port: str, name: str = DATABASE) -> Iterator[str]:
 def _agents(count: int) -> tuple:
     """The bench agent (with a run), a 10,000-fact agent (with a run) and the others."""
     from memoryhub.principals import Principal
-    from tests.factories import create_agent
+    from memoryhub.services import agents
     from threads.services.runs import accept_run
     from threads.services.threads import create_thread
 
     big, run, token = bench_facts._setup()
     principal = Principal.system(big.workspace)
-    others = [create_agent(principal, {"name": f"agent {i}"}) for i in range(count - 1)]
+    others = [agents.create(principal, name=f"agent {i}") for i in range(count - 1)]
     thread = create_thread(principal, others[0].id, end_user="bench-user")
     small_run = accept_run(principal, thread.id)
     writers = [accept_run(principal, run.thread_id).token for _ in range(4)]

@@ -294,13 +294,13 @@ def judge(facts: relevance.Facts, items: list, found: dict, scores: list) -> dic
 def _agents() -> tuple[list, str, str, str]:
     """The big agent, the small one, the others; a run id and both agents' run tokens."""
     from memoryhub.principals import Principal
-    from tests.factories import create_agent
+    from memoryhub.services import agents
     from threads.services.runs import accept_run
     from threads.services.threads import create_thread
 
     big, run, token = bench_search.bench_facts._setup()
     principal = Principal.system(big.workspace)
-    others = [create_agent(principal, {"name": f"agent {i}"}) for i in range(OTHER_AGENTS + 1)]
+    others = [agents.create(principal, name=f"agent {i}") for i in range(OTHER_AGENTS + 1)]
     small_run = accept_run(principal, create_thread(principal, others[0].id, end_user="u").id)
     return [big, *others], run.id, token, small_run.token
 

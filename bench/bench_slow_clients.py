@@ -35,7 +35,7 @@ GIVE_UP = 5  # timed-out requests after which a measure stops (the server is stu
 
 @contextmanager
 def _nginx(web: str) -> Iterator[str]:
-    from tests.deploy.servers import nginx_prefix, start_nginx
+    from support.servers import nginx_prefix, start_nginx
 
     prefix, port = nginx_prefix(), free_port()
     web_port = int(web.rsplit(":", 1)[1])
@@ -133,7 +133,7 @@ def _measure(base: str, key: str) -> dict:
 
 def run(results: dict) -> None:
     from memoryhub.services.workspaces import create_api_key, create_workspace
-    from tests.deploy.servers import NGINX
+    from support.servers import NGINX
 
     if not shutil.which(NGINX):
         results["slow_clients"] = {"skipped": "Debian's nginx is not installed (make nginx)"}

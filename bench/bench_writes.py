@@ -85,15 +85,15 @@ def _migrate(root: Path, url: str) -> None:
 def _setup(agents: int) -> tuple[list, list[list[str]]]:
     """``agents`` agents, each with ``WRITERS`` running runs; (agents, their run tokens)."""
     from memoryhub.principals import Principal
+    from memoryhub.services import agents
     from memoryhub.services.workspaces import create_workspace
-    from tests.factories import create_agent
     from threads.services.runs import accept_run
     from threads.services.threads import create_thread
 
     principal = Principal.system(create_workspace("bench writes"))
     made, tokens = [], []
     for a in range(agents):
-        agent = create_agent(principal, {"name": f"writer {a}"})
+        agent = agents.create(principal, name=f"writer {a}")
         made.append(agent)
         tokens.append(
             [

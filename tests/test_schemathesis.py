@@ -37,9 +37,9 @@ from schemathesis.specs.openapi.checks import (
 
 from memoryhub.embedded import free_port
 from memoryhub.services.workspaces import create_api_key, create_workspace
-from tests.records.fakes.mem0 import OssServer
-from tests.workers import stop, wait_until_up
-from tests.workers import tests_database_url as database_url
+from support.fakes.mem0 import OssServer
+from support.workers import stop, wait_until_up
+from support.workers import tests_database_url as database_url
 
 # django_db also when this module runs alone (make fuzz): only then does pytest-django make
 # a test database for the seed fixture, instead of seeding and flushing DATABASE_URL's.

@@ -22,7 +22,7 @@ from django.db import connections
 
 from bench.common import ROOT, own_database
 from memoryhub.embedded import free_port
-from tests.workers import stop
+from support.workers import stop
 
 MEM0_KEY, MEM0_ADMIN_KEY = "load-user-key", "load-admin-key"
 
@@ -30,7 +30,7 @@ MEM0_KEY, MEM0_ADMIN_KEY = "load-user-key", "load-admin-key"
 @dataclass
 class Cluster:
     bases: list[str]  # the web processes' URLs
-    mem0: object  # tests.records.fakes.mem0.OssServer
+    mem0: object  # support.fakes.mem0.OssServer
     logs: Path  # each process's stderr, for a failed run
     workers: list[subprocess.Popen]  # the Celery workers (a fault run kills one)
     servers: list[subprocess.Popen]  # the web processes
@@ -114,8 +114,8 @@ def cluster(
     """Everything running on a fresh database (or on ``database_url``, which Django in this
     process already points at); Django in this process points at it too. ``env`` adds
     settings; ``beat`` adds the one beat process (a fault run's purges need its sweep)."""
-    from tests.deploy.servers import GUNICORN
-    from tests.records.fakes.mem0 import OssServer
+    from support.fakes.mem0 import OssServer
+    from support.servers import GUNICORN
 
     logs = Path(tempfile.mkdtemp(prefix="memoryhub-load-"))
     with ExitStack() as stack:

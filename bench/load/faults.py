@@ -31,9 +31,8 @@ from bench.load.cluster import Cluster, cluster
 from bench.load.driver import drive, figures, prepare, wait_for_purges
 from bench.load.journal import Journal
 from bench.load.runtime import Runtime, Setup
-from tests.faults.conftest import ANSWER_WITHIN
-from tests.faults.servers import Postgres, Redis
-from tests.records.test_purge_outbox import _is_purge
+from support.fakes.mem0 import is_purge
+from support.outages import ANSWER_WITHIN, Postgres, Redis
 
 OUTAGE = 8  # seconds a dependency stays down
 RECOVER_WITHIN = 5  # seconds after it is back within which the API answers normally again
@@ -147,8 +146,7 @@ class WorkerKilledMidPurge(Fault):
 
     def down(self, journal: Journal) -> None:
         mem0 = self.running.mem0
-        mem0.delay_when, mem0.delay = (lambda method, path: _is_purge({"method": method,
-                                       "path": path})), HANG  # fmt: skip
+        mem0.delay_when, mem0.delay = is_purge, HANG
         before = len(journal.purges)
         deleter = Runtime(99, self.setup, journal, seed=99)
         deleter.purge()
@@ -157,7 +155,7 @@ class WorkerKilledMidPurge(Fault):
             return
         self.memory = journal.purges[-1][0]
         deadline = time.monotonic() + 20
-        while not any(_is_purge(r) for r in list(mem0.requests)):
+        while not any(is_purge(r["method"], r["path"]) for r in list(mem0.requests)):
             if time.monotonic() > deadline:
                 self.figures["error"] = "no purge call reached mem0 within 20 s"
                 return

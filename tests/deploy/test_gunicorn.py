@@ -13,9 +13,9 @@ import pytest
 from django.conf import settings
 
 from memoryhub.embedded import free_port
-from tests.deploy.servers import GUNICORN, answer, is_envelope, read_all, server_environment
+from support.servers import GUNICORN, answer, is_envelope, read_all, server_environment
+from support.workers import stop, wait_until_up
 from tests.deploy.test_nginx import PROMPT
-from tests.workers import stop, wait_until_up
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 

@@ -26,7 +26,7 @@ from django.core.management import call_command
 
 from memoryhub.embedded import free_port
 from memoryhub.services.workspaces import create_api_key, create_workspace
-from tests.deploy.servers import (
+from support.servers import (
     GUNICORN,
     NGINX,
     answer,
@@ -36,8 +36,8 @@ from tests.deploy.servers import (
     server_environment,
     start_nginx,
 )
+from support.workers import stop, wait_until_up
 from tests.mcp.conftest import headers_for, http_client, run_async
-from tests.workers import stop, wait_until_up
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 

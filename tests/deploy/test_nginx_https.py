@@ -26,8 +26,8 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.core.management import call_command
 
 from memoryhub.embedded import free_port
-from tests.deploy.servers import GUNICORN, NGINX, nginx_prefix, server_environment, start_nginx
-from tests.workers import stop, wait_until_up
+from support.servers import GUNICORN, NGINX, nginx_prefix, server_environment, start_nginx
+from support.workers import stop, wait_until_up
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 

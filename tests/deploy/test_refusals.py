@@ -20,8 +20,8 @@ from django.core.management import call_command
 
 from memoryhub.embedded import free_port
 from memoryhub.services.workspaces import create_api_key, create_workspace
-from tests.deploy.servers import GUNICORN, server_environment
-from tests.workers import stop, wait_until_up
+from support.servers import GUNICORN, server_environment
+from support.workers import stop, wait_until_up
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 

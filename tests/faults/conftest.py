@@ -15,11 +15,9 @@ import requests
 from django.conf import settings
 
 from memoryhub.embedded import free_port
-from tests.deploy.servers import GUNICORN
-from tests.workers import stop, wait_until_up
-
-# A request must answer within this while a dependency is down (its timeouts are 5 s).
-ANSWER_WITHIN = 15
+from support.outages import ANSWER_WITHIN
+from support.servers import GUNICORN
+from support.workers import stop, wait_until_up
 
 
 def environment(**env: str) -> dict[str, str]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from memoryhub.services.workspaces import create_api_key, create_workspace
-from tests import workers
+from support import workers
+from support.outages import Redis
 from tests.faults.conftest import gunicorn, timed, until
-from tests.faults.servers import Redis
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

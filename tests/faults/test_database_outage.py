@@ -16,8 +16,8 @@ import sys
 import pytest
 from django.conf import settings
 
+from support.outages import Postgres
 from tests.faults.conftest import environment, gunicorn, timed, until
-from tests.faults.servers import Postgres
 
 pytestmark = pytest.mark.slow
 

@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 
 from memoryhub.embedded import free_port
 from memoryhub.services.workspaces import create_api_key, create_workspace
-from tests.workers import stop, tests_database_url, wait_until_up
+from support.workers import stop, tests_database_url, wait_until_up
 
 # For the test modules: the database exists only for tests marked to use it. Each test's
 # transaction is its own; the server sees what the seed committed.

@@ -21,6 +21,7 @@ from mcp_types.version import LATEST_HANDSHAKE_VERSION
 from facts.models import Fact
 from memoryhub.embedded import free_port
 from memoryhub.models import Run
+from support.workers import stop, wait_until_up
 from tests.mcp.conftest import (
     MARKS,
     TIMEOUT,
@@ -31,7 +32,6 @@ from tests.mcp.conftest import (
     stdio_client,
     unique,
 )
-from tests.workers import stop, wait_until_up
 
 pytestmark = MARKS
 

@@ -31,12 +31,12 @@ from memoryhub.models import (
     Workspace,
 )
 from records.models import ProviderOutage, PurgeJob
+from support.fakes.mem0 import OssServer
 from tests import factories
 from tests.conftest import Api, make_tenant
 from tests.factories import create_agent
 from tests.facts.conftest import run_for, save
 from tests.records.conftest import OSS_ADMIN_KEY, OSS_KEY, record_memory
-from tests.records.fakes.mem0 import OssServer
 from threads.models import ToolCall
 from threads.services.runs import accept_run
 from threads.services.threads import create_thread

@@ -9,11 +9,11 @@ import pytest
 
 from memoryhub.models import MemoryProvider
 from records.services import providers
+from support.fakes.mem0 import OssServer
 from tests import factories
 from tests.panel.conftest import logged_in
 from tests.records import conftest as mem0_fixtures
 from tests.records.conftest import OSS_ADMIN_KEY, OSS_KEY, PLATFORM_KEY, record_memory
-from tests.records.fakes.mem0 import OssServer
 
 pytestmark = pytest.mark.django_db
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memoryhub.models import Memory, MemoryProvider
+from support.fakes.mem0 import OssServer, PlatformServer
 from tests import factories
-from tests.records.fakes.mem0 import OssServer, PlatformServer
 
 PLATFORM_KEY = "m0-secret-platform-key"
 OSS_KEY = "m0sk_secret-user-key"

@@ -320,7 +320,7 @@ def test_an_answer_of_the_wrong_shape_is_unavailable(pair, monkeypatch):
     monkeypatch.setattr(
         server,
         "handle",
-        lambda *a: __import__("tests.records.fakes.mem0", fromlist=["Reply"]).Reply(
+        lambda *a: __import__("support.fakes.mem0", fromlist=["Reply"]).Reply(
             200, {"results": "nope"}
         ),
     )

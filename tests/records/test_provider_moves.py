@@ -14,10 +14,10 @@ import pytest
 
 from memoryhub.models import AuditEvent, MemoryProvider
 from records.services.providers import credential_of
+from support.fakes.mem0 import OssServer, PlatformServer
 from tests import factories
 from tests.conftest import error_of
 from tests.records.conftest import OSS_ADMIN_KEY, OSS_KEY, PLATFORM_KEY, record_memory
-from tests.records.fakes.mem0 import OssServer, PlatformServer
 
 URL = "/api/v1/memory-providers"
 MEMORIES = "/api/v1/memories"

@@ -14,13 +14,10 @@ from records.models import PurgeAttempt, PurgeJob
 from records.services import purges
 from records.services.providers import backend_of
 from records.tasks import purge_namespace
+from support.fakes.mem0 import is_purge
 from tests.records.conftest import record_memory
 
 NS = "doomed"
-
-
-def _is_purge(method: str, path: str) -> bool:
-    return method == "DELETE" and path in ("/v1/memories/", "/memories")
 
 
 @pytest.fixture
@@ -45,7 +42,7 @@ def max_attempts(settings):
 
 def test_a_purge_that_fails_twice_then_succeeds(deleted, server_of, eager_celery, max_attempts):
     server = server_of(deleted.provider)
-    server.fail(503, times=2, when=_is_purge)
+    server.fail(503, times=2, when=is_purge)
     purge_namespace.delay(deleted.id)
     deleted.refresh_from_db()
     assert (deleted.status, deleted.attempts, deleted.last_error) == ("done", 3, "")
@@ -54,14 +51,14 @@ def test_a_purge_that_fails_twice_then_succeeds(deleted, server_of, eager_celery
     assert [(n, ok) for n, ok, _ in log] == [(1, False), (2, False), (3, True)]
     assert all("unavailable" in error and "503" in error for _, ok, error in log if not ok)
     assert server.in_namespace(NS) == []
-    assert len([r for r in server.requests if _is_purge(r["method"], r["path"])]) == 3
+    assert len([r for r in server.requests if is_purge(r["method"], r["path"])]) == 3
 
 
 def test_a_purge_that_never_succeeds_stops_and_the_records_stay(
     deleted, server_of, eager_celery, max_attempts
 ):
     server = server_of(deleted.provider)
-    server.fail(500, when=_is_purge)
+    server.fail(500, when=is_purge)
     purge_namespace.delay(deleted.id)
     deleted.refresh_from_db()
     assert deleted.status == "failed"
@@ -76,7 +73,7 @@ def test_a_purge_that_never_succeeds_stops_and_the_records_stay(
 
 
 def test_each_failed_try_schedules_the_next_with_backoff(deleted, server_of, monkeypatch):
-    server_of(deleted.provider).fail(502, when=_is_purge)
+    server_of(deleted.provider).fail(502, when=is_purge)
     scheduled: list = []
     monkeypatch.setattr(
         purges,
@@ -126,7 +123,7 @@ def test_a_job_that_is_not_pending_is_left_alone(deleted, server_of):
 
 
 def test_the_command_lists_pending_and_failed_purges(deleted, server_of, eager_celery):
-    server_of(deleted.provider).fail(500, when=_is_purge)
+    server_of(deleted.provider).fail(500, when=is_purge)
     purge_namespace.delay(deleted.id)
     out = StringIO()
     call_command("purges", stdout=out)
@@ -141,7 +138,7 @@ def test_the_command_retries_a_failed_purge(
     deleted, server_of, eager_celery, django_capture_on_commit_callbacks
 ):
     server = server_of(deleted.provider)
-    server.fail(500, times=100, when=_is_purge)
+    server.fail(500, times=100, when=is_purge)
     purge_namespace.delay(deleted.id)
     deleted.refresh_from_db()
     assert deleted.status == "failed"

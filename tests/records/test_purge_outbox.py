@@ -25,7 +25,9 @@ from records.models import PurgeAttempt, PurgeJob
 from records.services import purges
 from records.services.providers import backend_of
 from records.tasks import purge_namespace, send_due_purges
-from tests import factories, workers
+from support import workers
+from support.fakes.mem0 import is_purge
+from tests import factories
 from tests.conftest import error_of
 from tests.parallel import in_parallel
 from tests.records.conftest import PLATFORM_KEY, record_memory
@@ -35,12 +37,8 @@ DEAD_TOKEN = "d" * 32
 SWEEP = "records.send_due_purges"
 
 
-def _is_purge(request: dict) -> bool:
-    return request["method"] == "DELETE" and request["path"] in ("/v1/memories/", "/memories")
-
-
 def _purges(server) -> list[dict]:
-    return [r for r in server.requests if _is_purge(r)]
+    return [r for r in server.requests if is_purge(r["method"], r["path"])]
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from django.db import transaction
 from records.kind import on_delete
 from records.models import PurgeJob
 from records.services.providers import backend_of
+from support.workers import assert_alive, celery_worker
 from tests.records.conftest import record_memory
-from tests.workers import assert_alive, celery_worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

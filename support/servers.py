@@ -23,9 +23,9 @@ from cryptography.x509.oid import NameOID
 
 from memoryhub.embedded import free_port
 from memoryhub.errors import ApiError
-from tests.workers import tests_database_url as database_url
+from support.workers import tests_database_url as database_url
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "deploy" / "nginx.conf"
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 # The README's production command (the tests add --workers and --bind).

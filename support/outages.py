@@ -11,6 +11,9 @@ from urllib.parse import quote
 
 from memoryhub.embedded import free_port, port_open
 
+# A request must answer within this while a dependency is down (its timeouts are 5 s).
+ANSWER_WITHIN = 15
+
 
 class Postgres:
     """pgserver's PostgreSQL in ``pgdata``, stopped and started with its own pg_ctl on the

@@ -34,9 +34,14 @@ from datetime import UTC, datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.records.fakes.http import JsonHandler, Reply
+from support.fakes.http import JsonHandler, Reply
 
 PLATFORM_TZ = timezone(timedelta(hours=-7))  # the Platform answers in US Pacific time
+
+
+def is_purge(method: str, path: str) -> bool:
+    """A request that deletes a whole namespace: the Platform's or the self-hosted purge."""
+    return method == "DELETE" and path in ("/v1/memories/", "/memories")
 
 
 def _words(text: str) -> set[str]:

@@ -1,5 +1,5 @@
-"""Real processes for the tests that need them, on the test database: a Celery worker, and
-waiting for a web server to answer and stopping it."""
+"""Real processes for the tests and the bench: a Celery worker on the test database, waiting
+for a web server to answer, and stopping a process."""
 
 from __future__ import annotations
 
