@@ -38,8 +38,6 @@ from memoryhub.tools import (
     Argument,
     Tool,
     choice,
-    parse_arguments,
-    permission_id,
     tool_name,
     typed,
 )
@@ -152,15 +150,6 @@ def file_tools(
     return offered
 
 
-def file_tool_definitions(
-    mount_names: list[str] | None = None,
-    access: str | dict[str, str] = "write",
-    disabled: set[str] | frozenset[str] = frozenset(),
-) -> list[dict]:
-    """OpenAI function definitions of :func:`file_tools`."""
-    return [tool.definition() for tool in file_tools(mount_names, access, disabled)]
-
-
 def _mounts_for(key: str, mount_names, access) -> list[str] | None:
     def allowed(level: str) -> bool:
         return key not in WRITE_KEYS or level == "write"
@@ -170,11 +159,6 @@ def _mounts_for(key: str, mount_names, access) -> list[str] | None:
         return None if allowed(level) else []
     levels = access if isinstance(access, dict) else dict.fromkeys(mount_names, access)
     return [name for name in mount_names if allowed(levels.get(name, "read"))]
-
-
-def tool_permission(name: str) -> str:
-    """``memory_file_view`` -> ``memory.file.view``."""
-    return permission_id(_key(name))
 
 
 @dataclass(frozen=True)
@@ -220,45 +204,6 @@ def run_file_tool(
         return tool.handler(call, **arguments)
     except ApiError as error:
         return _error_text(error)
-
-
-def execute_file_tool(
-    principal: Principal,
-    memory: Memory | str,
-    *,
-    thread_id: str,
-    run_id: str | None,
-    tool_call_id: str | None,
-    name: str,
-    arguments: dict | str,
-    access: str = "write",
-) -> str:
-    """Check a file tool call's raw arguments (a ``memory`` key is read past), then run it."""
-    try:
-        tool = TOOLS[_key(name)]
-        if tool.permission != Permission.READ and access != "write":
-            raise ApiError(403, "this memory is mounted read-only", code=Code.FORBIDDEN)
-        raw = {k: v for k, v in parse_arguments(arguments).items() if k != "memory"}
-        checked = tool.check(raw)
-    except ApiError as error:
-        return _error_text(error)
-    return run_file_tool(
-        principal,
-        memory,
-        tool,
-        checked,
-        thread_id=thread_id,
-        run_id=run_id,
-        tool_call_id=tool_call_id,
-        access=access,
-    )
-
-
-def _key(name: str) -> str:
-    key = name.removeprefix("memory_")
-    if key not in TOOLS:
-        raise ApiError(422, f"unknown file tool {name!r}")
-    return key
 
 
 def _error_text(error: ApiError) -> str:

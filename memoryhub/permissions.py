@@ -34,10 +34,6 @@ class CanRun(_Needs):
     needed = Permission.RUN
 
 
-class CanWrite(_Needs):
-    needed = Permission.WRITE
-
-
 class ReadOrWrite(BasePermission):
     """``read`` to look, ``write`` to change: the rule of the workspace's configuration."""
 

@@ -1,6 +1,6 @@
 """What every memory tool is: :class:`Tool` (its name, description, arguments, the
-permission it needs and its handler), the toolset's keys and permission ids
-(file-and-record-memory.md), and the OpenAI tool call a runtime sends back (``tool_call``).
+permission it needs and its handler), the toolset's keys (file-and-record-memory.md), and
+the OpenAI tool call a runtime sends back (``tool_call``).
 
 Facts, file and record tools are all declared as :class:`Tool`; a tool's arguments are
 :class:`~memoryhub.rules.Rule`s, so one declaration gives the function definition the model
@@ -42,12 +42,6 @@ MAX_TOOL_CALL_ID = 200  # characters of an OpenAI tool call id
 def tool_name(key: str) -> str:
     """``file_view`` -> ``memory_file_view``: the function name the model sees."""
     return "memory_" + key
-
-
-def permission_id(key: str) -> str:
-    """``file_view`` -> ``memory.file.view``."""
-    kind, _, action = key.partition("_")
-    return f"memory.{kind}.{action}"
 
 
 def parse_arguments(raw: object) -> dict:

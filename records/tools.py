@@ -10,7 +10,7 @@ tools ``run``. The arguments are checked by the same rules as the REST fields
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,12 +20,9 @@ from memoryhub.principals import Principal
 from memoryhub.reasons import Code, Reason
 from memoryhub.rules import Rule
 from memoryhub.tools import (
-    RECORD_TOOL_KEYS,
     Argument,
     Tool,
     choice,
-    parse_arguments,
-    permission_id,
     tool_name,
 )
 from records.services import records
@@ -144,28 +141,6 @@ def tool(key: str, memories: Sequence[str] | None = None) -> Tool:
     return replace(found, arguments={"memory": memory, **found.arguments})
 
 
-def definition(key: str, memories: Sequence[str] | None = None) -> dict:
-    """The OpenAI function definition of one record tool."""
-    return tool(key, memories).definition()
-
-
-def definitions(
-    keys: Iterable[str] = RECORD_TOOL_KEYS, memories: Sequence[str] | None = None
-) -> list[dict]:
-    return [definition(key, memories) for key in RECORD_TOOL_KEYS if key in set(keys)]
-
-
-def key_of(name: str) -> str | None:
-    """``memory_record_add`` -> ``record_add``; None for a name that is no record tool."""
-    key = name.removeprefix("memory_") if isinstance(name, str) else ""
-    return key if key in RECORD_TOOL_KEYS and name == tool_name(key) else None
-
-
-def permission_of(name: str) -> str | None:
-    key = key_of(name)
-    return permission_id(key) if key else None
-
-
 def _live_memory(principal: Principal, memory: Memory | str) -> Memory:
     try:
         found = records.get_record_memory(principal, memory)
@@ -199,34 +174,3 @@ def run_record_tool(
         return tool.handler(_Call(principal, target, details), **arguments)
     except ApiError as error:
         return error.as_tool_text()
-
-
-def execute_record_tool(
-    principal: Principal,
-    memory: Memory | str,
-    *,
-    run_id: str | None = None,
-    tool_call_id: str | None = None,
-    name: str,
-    arguments: Any,
-    access: str = "write",
-) -> str:
-    """Check a record tool call's raw arguments (a ``memory`` key is read past), then run it."""
-    key = key_of(name)
-    try:
-        if key is None:
-            raise ApiError(422, f"{name} is not a record tool")
-        found = TOOLS[key]
-        raw = {k: v for k, v in parse_arguments(arguments).items() if k != "memory"}
-        checked = found.check(raw)
-    except ApiError as error:
-        return error.as_tool_text()
-    return run_record_tool(
-        principal,
-        memory,
-        found,
-        checked,
-        run_id=run_id,
-        tool_call_id=tool_call_id,
-        access=access,
-    )

@@ -11,10 +11,10 @@ from django.test import override_settings
 
 from filememory.context import file_context_block
 from filememory.models import File, Revision
-from filememory.tools import execute_file_tool
 from memoryhub.models import Memory, Run, Thread
 from memoryhub.principals import Principal
 from tests.factories import create_memory
+from tests.memory_tools import execute_file_tool
 from threads.services.runs import accept_run
 from threads.services.threads import create_thread
 

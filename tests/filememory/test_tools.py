@@ -10,14 +10,20 @@ from filememory.models import File, Revision
 from filememory.representations import file_etag
 from filememory.services.files import put_file
 from filememory.services.writes import Actor
-from filememory.tools import execute_file_tool, file_tool_definitions, tool_permission
+from filememory.tools import file_tools
 from memoryhub.models import AuditEvent
 from memoryhub.principals import Principal
 from memoryhub.services.memories import delete_memory
 from memoryhub.tools import FILE_TOOL_KEYS
+from tests.memory_tools import execute_file_tool
 from threads.services.runs import end_run
 
 NAMES = [f"memory_{key}" for key in FILE_TOOL_KEYS]
+
+
+def file_tool_definitions(*args, **kwargs) -> list[dict]:
+    """What a run is offered: the OpenAI function definitions of the file tools."""
+    return [tool.definition() for tool in file_tools(*args, **kwargs)]
 
 
 def state(memory):
@@ -57,12 +63,6 @@ def test_definitions_per_mount_and_access():
     ]
     without = file_tool_definitions(disabled={"file_delete", "file_view"})
     assert [d["function"]["name"] for d in without] == NAMES[1:-1]
-
-
-def test_permission_ids():
-    assert tool_permission("memory_file_view") == "memory.file.view"
-    assert tool_permission("memory_file_str_replace") == "memory.file.str_replace"
-    assert tool_permission("file_delete") == "memory.file.delete"
 
 
 # The two conversations
@@ -330,8 +330,6 @@ def test_arguments(memory, converse):
             c.principal, memory, name="memory_file_create", arguments=arguments, **call
         )
         assert answer.startswith("error: invalid_argument:") and words in answer, answer
-    answer = execute_file_tool(c.principal, memory, name="memory_nope", arguments={}, **call)
-    assert answer.startswith("error: invalid_argument: unknown file tool")
 
 
 def test_read_access_and_read_permission(tenant, memory, converse):

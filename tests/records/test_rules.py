@@ -7,9 +7,9 @@ import pytest
 from django.test import Client
 
 from memoryhub.principals import Principal
-from records import tools
 from records.services.providers import MAX_TIMEOUT
 from tests.conftest import error_of
+from tests.memory_tools import execute_record_tool
 
 URL = "/api/v1/memory-providers"
 
@@ -77,7 +77,7 @@ def test_rest_and_the_tools_refuse_a_value_with_one_message(
     response = runner.post(f"/api/v1/memories/{memory.id}/records{path}", body)
     assert response.status_code == 422
     assert error_of(response)["message"] == message
-    text = tools.execute_record_tool(
+    text = execute_record_tool(
         Principal.for_run(running_run[0]), memory, name=name, arguments=arguments
     )
     assert text == f"error: invalid_argument: {message}"

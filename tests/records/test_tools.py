@@ -11,6 +11,7 @@ from memoryhub.models import AuditEvent, Memory
 from memoryhub.principals import Principal
 from memoryhub.tools import RECORD_TOOL_KEYS
 from records import tools
+from tests.memory_tools import execute_record_tool
 
 
 @pytest.fixture
@@ -19,7 +20,7 @@ def run_principal(running_run) -> Principal:
 
 
 def call(principal, memory, name, arguments, **extra) -> str:
-    return tools.execute_record_tool(
+    return execute_record_tool(
         principal,
         memory,
         run_id=getattr(principal.run, "id", None),
@@ -31,7 +32,7 @@ def call(principal, memory, name, arguments, **extra) -> str:
 
 
 def test_definitions_name_each_tool_with_a_json_schema():
-    definitions = tools.definitions()
+    definitions = [tools.tool(key).definition() for key in RECORD_TOOL_KEYS]
     names = [d["function"]["name"] for d in definitions]
     assert names == [
         "memory_record_search",
@@ -46,20 +47,11 @@ def test_definitions_name_each_tool_with_a_json_schema():
         assert parameters["type"] == "object"
         assert parameters["additionalProperties"] is False
         assert set(parameters["required"]) <= set(parameters["properties"])
-    assert [tools.permission_of(n) for n in names] == [
-        "memory.record.search",
-        "memory.record.list",
-        "memory.record.add",
-        "memory.record.update",
-        "memory.record.delete",
-    ]
-    assert [tools.key_of(n) for n in names] == RECORD_TOOL_KEYS
 
 
-def test_definitions_can_take_the_mount_names_and_a_subset():
-    definitions = tools.definitions(["record_search"], memories=["prefs", "team"])
-    assert len(definitions) == 1
-    parameters = definitions[0]["function"]["parameters"]
+def test_a_definition_can_take_the_mount_names():
+    definition = tools.tool("record_search", memories=["prefs", "team"]).definition()
+    parameters = definition["function"]["parameters"]
     assert parameters["properties"]["memory"]["enum"] == ["prefs", "team"]
     assert parameters["required"] == ["memory", "query"]
 

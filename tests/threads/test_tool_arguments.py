@@ -126,3 +126,17 @@ def test_a_writing_tool_over_read_only_mounts_names_them(
     again = call(run, "memory_record_add", {**memory_argument, "text": "Likes tea"}, "c2")
     assert again == added
     assert owner.get(f"/api/v1/memories/{team}/files/a.md").status_code == 404
+
+
+@pytest.mark.parametrize("name", ["memory_file_nope", "file_view", "memory_record"])
+def test_a_name_that_is_no_memory_tool_is_a_tool_error_and_writes_nothing(
+    owner, runner, agent, name
+):
+    team = memory(owner, "Team")
+    run = run_with(runner, agent, {"team": team})
+    answer = call(run, name, {"path": "a.md", "file_text": "x"})
+    assert answer == f"error: invalid_argument: {name!r} is not a memory tool"
+    assert owner.get(f"/api/v1/memories/{team}/files").json()["results"] == []
+    # Not recorded: the same id may name a tool afterwards.
+    created = call(run, "memory_file_create", {"path": "a.md", "file_text": "x"})
+    assert created.startswith("File created"), created
