@@ -93,8 +93,12 @@ class LogoutView(auth_views.LogoutView):
     next_page = reverse_lazy("panel:login")
 
 
-def refused(request: HttpRequest, error: ApiError, context: dict) -> HttpResponse:
-    """A service's refusal as a page: 404 stays 404, anything else shows its message."""
+def refused(
+    request: HttpRequest, error: ApiError, context: dict, template: str = "panel/refused.html"
+) -> HttpResponse:
+    """A service's refusal as a page, at its status: ``template`` (the form that was sent,
+    shown again with the message) or the panel's refusal page. A 404 (what the page is
+    about is gone, or never was) is the panel's 404 page whatever the template."""
     if error.status == 404:
         raise Http404(error.message)
-    return render(request, "panel/refused.html", {**context, "error": error}, status=error.status)
+    return render(request, template, {**context, "error": error}, status=error.status)

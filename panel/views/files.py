@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from filememory.filters import FileFilter, RevisionFilter
-from filememory.models import File
+from filememory.models import File, Revision
 from filememory.representations import file_etag
 from filememory.serializers import FileHistoryPurgeQuerySerializer, MemoryFileWriteSerializer
 from filememory.services import files, revisions
@@ -68,8 +68,7 @@ def file_list(request: HttpRequest, workspace_id: str, memory_id: str) -> HttpRe
         found = FileFilter(request.GET, queryset=files.list_files(here.principal, memory_id))
         context["page"] = Paginator(found.qs, FILES_PER_PAGE).get_page(request.GET.get("page"))
     except ApiError as error:  # the prefix's rule refused it
-        context["error"] = error
-        return render(request, TEMPLATES + "list.html", context, status=error.status)
+        return refused(request, error, context, TEMPLATES + "list.html")
     return render(request, TEMPLATES + "list.html", context)
 
 
@@ -117,14 +116,12 @@ def file_edit(request: HttpRequest, workspace_id: str, memory_id: str) -> HttpRe
     try:
         file = _save(here, memory, path, content, etag)
     except ApiError as error:
-        if error.status == 404:
-            raise
-        context.update(error=error, form={"content": content, "etag": etag})
+        context["form"] = {"content": content, "etag": etag}
         if error.status == 412:
             context.update(_conflict(here, memory, path, etag, content))
         else:
             context["file"] = _current(here, memory, path)
-        return render(request, TEMPLATES + "edit.html", context, status=error.status)
+        return refused(request, error, context, TEMPLATES + "edit.html")
     messages.success(request, f"Saved {path}: version {file.version}.")
     return _to("file", here, memory, path)
 
@@ -162,12 +159,9 @@ def file_new(request: HttpRequest, workspace_id: str, memory_id: str) -> HttpRes
         path = FILE_PATH(raw_path)
         file = _save(here, memory, path, content, "")
     except ApiError as error:
-        if error.status == 404:
-            raise
-        context["error"] = error
         if error.status == 412:  # a file is there already: link it
             context["existing"] = raw_path
-        return render(request, TEMPLATES + "new.html", context, status=error.status)
+        return refused(request, error, context, TEMPLATES + "new.html")
     messages.success(request, f"Created {path}.")
     return _to("file", here, memory, file.path)
 
@@ -190,11 +184,8 @@ def file_delete(request: HttpRequest, workspace_id: str, memory_id: str) -> Http
         files.delete_file(
             Actor(here.principal), memory_id, path=path, if_match=request.POST.get("etag", "")
         )
-    except ApiError as error:
-        if error.status == 404:
-            raise
-        context["error"] = error  # the page shows the file as it is now, to confirm again
-        return render(request, TEMPLATES + "delete.html", context, status=error.status)
+    except ApiError as error:  # the page shows the file as it is now, to confirm again
+        return refused(request, error, context, TEMPLATES + "delete.html")
     messages.success(request, f"Deleted {path}; its history stays until purged.")
     return _to("files", here, memory)
 
@@ -261,7 +252,6 @@ def revision_restore(
     here, memory = _memory(request, workspace_id, memory_id)
     here.principal.require(Permission.RUN)  # the API's own check: restoring needs run
     revision = revisions.get_revision(here.principal, memory_id, revision_id)
-    status = 200
     context = {"seat": here, "memory": memory, "revision": revision}
     if request.method == "POST":
         try:
@@ -272,21 +262,25 @@ def revision_restore(
                 if_match=request.POST.get("etag") or None,
             )
         except ApiError as error:
-            if error.status == 404:
-                raise
-            context["error"], status = error, error.status
-        else:
-            messages.success(
-                request, f"Restored {file.path} from {revision_id}: version {file.version}."
-            )
-            return _to("history", here, memory, file.path)
+            page = _restore_page(here, memory, revision, context)
+            return refused(request, error, page, TEMPLATES + "restore.html")
+        messages.success(
+            request, f"Restored {file.path} from {revision_id}: version {file.version}."
+        )
+        return _to("history", here, memory, file.path)
+    page = _restore_page(here, memory, revision, context)
+    return render(request, TEMPLATES + "restore.html", page)
+
+
+def _restore_page(here: Seat, memory: Memory, revision: Revision, context: dict) -> dict:
+    """The file as it is now, and what restoring the revision would change in it."""
     current = _current(here, memory, revision.path)
-    context.update(
-        file=current,
-        etag=file_etag(current) if current else "",
-        diff=line_diff(current.content if current else "", revision.content or ""),
-    )
-    return render(request, TEMPLATES + "restore.html", context, status=status)
+    return {
+        **context,
+        "file": current,
+        "etag": file_etag(current) if current else "",
+        "diff": line_diff(current.content if current else "", revision.content or ""),
+    }
 
 
 @panel_page

@@ -18,7 +18,7 @@ from memoryhub.rules import parse
 from memoryhub.services import memories
 from panel.models import Role
 from panel.services.access import seat
-from panel.views.base import panel_page
+from panel.views.base import panel_page, refused
 
 PER_PAGE = 50
 TEMPLATES = "panel/memories/"
@@ -43,8 +43,7 @@ def memory_list(request: HttpRequest, workspace_id: str) -> HttpResponse:
         found = MemoryFilter(_filters(request.GET), queryset=memories.list_memories(here.principal))
         page = Paginator(found.qs, PER_PAGE).get_page(request.GET.get("page"))
     except ApiError as error:  # a filter's rule refused its value
-        context["error"] = error
-        return render(request, TEMPLATES + "list.html", context, status=error.status)
+        return refused(request, error, context, TEMPLATES + "list.html")
     stats = memories.stats_for(page.object_list)
     context.update(page=page, rows=[(m, stats.get(m.id, {})) for m in page.object_list])
     return render(request, TEMPLATES + "list.html", context)
@@ -115,8 +114,7 @@ def memory_new(request: HttpRequest, workspace_id: str) -> HttpResponse:
         body = {"type": memories.DEFAULT_TYPE, **_fields(request.POST, always_load=True)}
         memory = memories.create(here.principal, **parse(MemoryCreate, body))
     except ApiError as error:
-        context["error"] = error
-        return render(request, TEMPLATES + "form.html", context, status=error.status)
+        return refused(request, error, context, TEMPLATES + "form.html")
     messages.success(request, f"Created the file memory {memory.name}.")
     return redirect("panel:memory", workspace_id=workspace_id, memory_id=memory.id)
 
@@ -138,13 +136,10 @@ def memory_edit(request: HttpRequest, workspace_id: str, memory_id: str) -> Http
         changes = parse(MemoryChange, _fields(request.POST, always_load=takes_always_load))
         memories.update(here.principal, memory_id, request.POST.get("etag", ""), **changes)
     except ApiError as error:
-        if error.status == 404:
-            raise
-        context["error"] = error
         if error.status == 412:  # another change came first: show it; saving again is deliberate
             context["current"] = memories.get_memory(here.principal, memory_id)
             context["form"]["etag"] = etag_for(context["current"].version)
-        return render(request, TEMPLATES + "form.html", context, status=error.status)
+        return refused(request, error, context, TEMPLATES + "form.html")
     messages.success(request, f"Saved {changes.get('name', memory.name)}.")
     return redirect("panel:memory", workspace_id=workspace_id, memory_id=memory_id)
 
@@ -157,16 +152,12 @@ def memory_delete(request: HttpRequest, workspace_id: str, memory_id: str) -> Ht
     here.require(Role.ADMIN)
     memory = memories.get_memory(here.principal, memory_id)
     context = {"seat": here, "memory": memory, "etag": etag_for(memory.version)}
-    status = 200
+    context["stats"] = memories.stats_for([memory]).get(memory.id, {})
     if request.method == "POST":
         try:
             memories.delete_memory(here.principal, memory_id, request.POST.get("etag", ""))
         except ApiError as error:
-            if error.status == 404:
-                raise
-            context["error"], status = error, error.status
-        else:
-            messages.success(request, f"Deleted the memory {memory.name}.")
-            return redirect("panel:memories", workspace_id=workspace_id)
-    context["stats"] = memories.stats_for([memory]).get(memory.id, {})
-    return render(request, TEMPLATES + "delete.html", context, status=status)
+            return refused(request, error, context, TEMPLATES + "delete.html")
+        messages.success(request, f"Deleted the memory {memory.name}.")
+        return redirect("panel:memories", workspace_id=workspace_id)
+    return render(request, TEMPLATES + "delete.html", context)

@@ -21,7 +21,7 @@ from memoryhub.rules import parse
 from panel.models import Role
 from panel.services.access import Seat, seat
 from panel.services.providers import kept_credential, memories_using, with_memory_counts
-from panel.views.base import panel_page
+from panel.views.base import panel_page, refused
 from records.api import provider_json
 from records.serializers import MemoryProviderChangeSerializer, MemoryProviderCreateSerializer
 from records.services import providers
@@ -96,8 +96,7 @@ def provider_new(request: HttpRequest, workspace_id: str) -> HttpResponse:
             here.principal, **parse(MemoryProviderCreateSerializer, body)
         )
     except ApiError as error:
-        context["error"] = error
-        return render(request, "panel/providers/form.html", context, status=error.status)
+        return refused(request, error, context, "panel/providers/form.html")
     messages.success(request, f"Added the provider {provider.name}. Test it to check its key.")
     return redirect("panel:providers", workspace_id=workspace_id)
 
@@ -147,12 +146,9 @@ def provider_edit(request: HttpRequest, workspace_id: str, provider_id: str) -> 
                 here.principal, provider_id, request.POST.get("etag", ""), **changes
             )
     except ApiError as error:
-        if error.status == 404:
-            raise
         if error.status == 412:  # changed meanwhile: show it as it is now, to decide again
             context["form"] = _current(providers.get_provider(here.principal, provider_id))
-        context["error"] = error
-        return render(request, "panel/providers/form.html", context, status=error.status)
+        return refused(request, error, context, "panel/providers/form.html")
     if changes:
         messages.success(request, f"Saved {provider.name}: {', '.join(sorted(changes))}.")
     else:
@@ -180,10 +176,7 @@ def provider_enabled(request: HttpRequest, workspace_id: str, provider_id: str) 
             here.principal, provider_id, request.POST.get("etag", ""), enabled=enabled
         )
     except ApiError as error:
-        if error.status == 404:
-            raise
-        context["error"] = error
-        return render(request, "panel/providers/enabled.html", context, status=error.status)
+        return refused(request, error, context, "panel/providers/enabled.html")
     messages.success(request, f"{'Enabled' if enabled else 'Disabled'} {provider.name}.")
     return redirect("panel:providers", workspace_id=workspace_id)
 
@@ -198,9 +191,7 @@ def provider_test(request: HttpRequest, workspace_id: str, provider_id: str) -> 
     try:
         providers.test_provider(here.principal, provider_id)
     except ApiError as error:
-        if error.status == 404:
-            raise
-        context = {**_list_context(request, here), "tested": provider, "error": error}
-        return render(request, "panel/providers/list.html", context, status=error.status)
+        context = {**_list_context(request, here), "tested": provider}
+        return refused(request, error, context, "panel/providers/list.html")
     messages.success(request, f"{provider.name} passed its test: the backend took its key.")
     return redirect("panel:providers", workspace_id=workspace_id)

@@ -23,7 +23,7 @@ from memoryhub.models import Memory, Permission
 from memoryhub.parsers import parse_json_bytes
 from memoryhub.rules import parse
 from panel.services.access import Seat, seat
-from panel.views.base import panel_page
+from panel.views.base import panel_page, refused
 from records.backends import Record
 from records.filters import RecordPagination
 from records.serializers import MemoryRecordChangeSerializer, MemoryRecordSearchSerializer
@@ -87,10 +87,7 @@ def record_list(request: HttpRequest, workspace_id: str, memory_id: str) -> Http
             rows = [_row(r) for r in page.records]
             context.update(rows=rows, pager=_pager(limit, offset, len(rows), page.count))
     except ApiError as error:
-        if error.status == 404:
-            raise
-        context["error"] = error
-        return render(request, "panel/records/list.html", context, status=error.status)
+        return refused(request, error, context, "panel/records/list.html")
     return render(request, "panel/records/list.html", context)
 
 
@@ -125,10 +122,7 @@ def record_edit(
         )
         records.update_record(here.principal, memory, record_id, **values)
     except ApiError as error:
-        if error.status == 404:
-            raise
-        context["error"] = error
-        return render(request, "panel/records/edit.html", context, status=error.status)
+        return refused(request, error, context, "panel/records/edit.html")
     messages.success(request, f"Saved record {record_id}.")
     return redirect("panel:records", workspace_id=workspace_id, memory_id=memory_id)
 
@@ -148,8 +142,5 @@ def record_delete(
             return redirect("panel:records", workspace_id=workspace_id, memory_id=memory_id)
         context["row"] = _row(records.get_record(here.principal, memory, record_id))
     except ApiError as error:
-        if error.status == 404:
-            raise
-        context["error"] = error
-        return render(request, "panel/records/delete.html", context, status=error.status)
+        return refused(request, error, context, "panel/records/delete.html")
     return render(request, "panel/records/delete.html", context)

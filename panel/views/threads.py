@@ -14,7 +14,7 @@ from memoryhub.errors import ApiError
 from memoryhub.models import Agent, Thread
 from panel.services.access import seat
 from panel.services.runs import ROWS, as_text, receipt_of, received, runs_of, with_counts
-from panel.views.base import panel_page
+from panel.views.base import panel_page, refused
 from threads.filters import ThreadFilter
 from threads.services import mounts, runs, threads
 
@@ -38,8 +38,7 @@ def thread_list(request: HttpRequest, workspace_id: str) -> HttpResponse:
     try:
         found = ThreadFilter(params, queryset=threads.list_threads(here.principal)).qs
     except ApiError as error:  # a status the API refuses: the same message
-        context["error"] = error
-        return render(request, "panel/threads/list.html", context, status=error.status)
+        return refused(request, error, context, "panel/threads/list.html")
     page = Paginator(with_counts(found), PER_PAGE).get_page(request.GET.get("page"))
     context["page"] = page
     return render(request, "panel/threads/list.html", context)
