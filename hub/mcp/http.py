@@ -14,7 +14,6 @@ end another client's (and with it the run its API key opened).
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 
@@ -34,13 +33,13 @@ from hub.mcp.server import (
     keep_api_key_sessions,
 )
 from hub.mcp.session import check_credentials, no_credentials
-from memoryhub.conf import setting
+from memoryhub.conf import env, setting
 from memoryhub.errors import ApiError, from_exception
 from memoryhub.parsers import check_depth, too_large
 
 PATH = "/mcp"
 # An MCP session without a request this long ends, and with it the run an API key opened.
-IDLE_SECONDS = float(os.environ.get("MEMORYHUB_MCP_IDLE_SECONDS", "1800"))
+IDLE_SECONDS = env("MEMORYHUB_MCP_IDLE_SECONDS", 1800.0)
 MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE  # the SDK's own limit, kept
 
 

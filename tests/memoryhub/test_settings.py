@@ -82,6 +82,28 @@ def test_a_bad_value_stops_the_start_naming_its_variable(variable, value, expect
     assert expected in result.stderr
 
 
+@pytest.mark.parametrize(("value", "shown"), [(None, "1800.0"), ("60", "60.0"), ("soon", None)])
+def test_the_mcp_session_idle_time_is_read_the_same_way(value, shown):
+    code = "import django; django.setup(); from hub.mcp import http; print(http.IDLE_SECONDS)"
+    given = {"SECRET_KEY": "s3cret", "DJANGO_SETTINGS_MODULE": "memoryhub.settings"}
+    if value is not None:
+        given["MEMORYHUB_MCP_IDLE_SECONDS"] = value
+    clean = {k: v for k, v in os.environ.items() if k != "MEMORYHUB_MCP_IDLE_SECONDS"}
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**clean, **given},
+        capture_output=True,
+        text=True,
+        cwd=settings.BASE_DIR,
+    )
+    if shown is None:
+        assert result.returncode != 0
+        assert "MEMORYHUB_MCP_IDLE_SECONDS must be a number, got 'soon'" in result.stderr
+    else:
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == shown
+
+
 def test_the_settings_of_memory_refuse_a_bad_value_naming_its_variable():
     with pytest.raises(ImproperlyConfigured, match="MEMORYHUB_FACTS_MAX_BODY_BYTES must be an"):
         load_from_environment({"MEMORYHUB_FACTS_MAX_BODY_BYTES": "64k"})
