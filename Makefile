@@ -55,6 +55,7 @@ nginx:
 test: $(MEM0_STAMP) chromium nginx
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python -m memoryhub.embedded $(BIN)/python -m pytest --ds=memoryhub.test_settings $(PYTEST_ARGS)
 
 ## Schemathesis with many more examples per operation than make test (FUZZ_EXAMPLES).

@@ -177,8 +177,8 @@ PATH_HELP = (
 
 def checked(raw: object, field: str = "path") -> str:
     """A well-formed path, as given (resolving it for the caller is the services' part)."""
-    segments_of(raw, field)
-    return raw
+    segments_of(raw, field)  # 422 unless a str
+    return str(raw)
 
 
 PATH = Rule(checked, PATH_SCHEMA)

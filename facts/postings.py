@@ -175,16 +175,16 @@ class Postings:
                 for word in _prefixes_in(lexemes, self.memo):
                     memo_hits.setdefault(word, []).append(slot)
         self._sort(fresh)
-        for word, slots in memo_hits.items():
-            old = self.memo[word]
-            if old.dtype == np.uint8:
+        for word, hits in memo_hits.items():
+            before = self.memo[word]
+            if before.dtype == np.uint8:
                 new = np.zeros(self.size, np.uint8)
-                new[: len(old)] = old
-                new[slots] = 1
+                new[: len(before)] = before
+                new[hits] = 1
             else:
-                new = np.concatenate([old, np.array(slots, np.int32)])
+                new = np.concatenate([before, np.array(hits, np.int32)])
             self.memo[word] = new
-            self.memo_slots += _cost(new) - _cost(old)
+            self.memo_slots += _cost(new) - _cost(before)
 
     def _grow(self, size: int) -> None:
         if size <= len(self.ids):

@@ -30,7 +30,7 @@ from functools import lru_cache, partial
 
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, Lookup, QuerySet
 
 from facts import postings, ranking, terms
 from facts.models import Fact
@@ -142,7 +142,7 @@ def ranked(
 
 
 def _scored(fact: Fact, score: float) -> Fact:
-    fact.score = score
+    fact.score = score  # type: ignore[attr-defined]  # the search's own, as annotate() adds
     return fact
 
 
@@ -189,7 +189,9 @@ def _where(facts: QuerySet[Fact]) -> tuple[str, list]:
 
 def _columns(facts: QuerySet[Fact]) -> tuple[str, tuple[str, ...]]:
     """The queryset's columns (the deferred ones left out) as SQL, and their attnames."""
-    return _columns_of(*facts.query.deferred_loading)
+    names, deferring = facts.query.deferred_loading
+    # A frozenset to be a cache key: only() leaves a set there (defer() a frozenset).
+    return _columns_of(frozenset(names), deferring)
 
 
 @lru_cache(maxsize=16)
@@ -199,7 +201,8 @@ def _columns_of(names: frozenset[str], deferring: bool) -> tuple[str, tuple[str,
         for f in Fact._meta.concrete_fields
         if f.primary_key or (f.name not in names if deferring else f.name in names)
     ]
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    # A concrete field always has a column (django-stubs allows None, for relations).
+    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)  # type: ignore[arg-type]
     return columns, tuple(f.attname for f in fields)
 
 
@@ -207,7 +210,7 @@ def memory_of(facts: QuerySet[Fact]) -> terms.Memory | None:
     """The memory a queryset is confined to, read from its ``agent_id = …`` and ``scope = …``."""
     equal: dict[str, object] = {}
     for node in facts.query.where.children:
-        if isinstance(node, Q) or not hasattr(node, "lhs") or node.lookup_name != "exact":
+        if not isinstance(node, Lookup) or node.lookup_name != "exact":
             continue
         target = getattr(node.lhs, "target", None)
         if target is not None and target.attname in ("agent_id", "scope"):

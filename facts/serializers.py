@@ -42,7 +42,9 @@ class FactSerializer(serializers.Serializer):
     version = serializers.IntegerField(min_value=1, help_text="1, then +1 per replaces.")
     created_at = serializers.DateTimeField(help_text="When the fact was first saved.")
     updated_at = serializers.DateTimeField(help_text="When this version was written.")
-    source = FactSourceSerializer()
+    # DRF's metaclass takes declared fields out of the class, so this one does not replace
+    # Field.source (nor context below Field.context), whatever django-stubs sees.
+    source = FactSourceSerializer()  # type: ignore[assignment]
 
 
 class FactSearchHitSerializer(FactSerializer):
@@ -71,7 +73,7 @@ class FactVersionsSerializer(serializers.Serializer):
 
 
 class FactContextBlockSerializer(serializers.Serializer):
-    context = serializers.CharField(
+    context = serializers.CharField(  # type: ignore[assignment]  # a declared field, as source
         allow_blank=True,
         help_text="<memory>...</memory>: under each path, '- text (date, id)' lines; "
         "'' when nothing matches.",

@@ -161,7 +161,7 @@ def count_one_more(
     counts = taken[0] if taken else None
     if counts is None:  # no shard free, or no counter rows yet
         ensure(memory, workspace_id)
-        counts = prepared.fetch_one(_ADD_ONE_SQL, _params(memory, take(memory)))
+        counts = _single(_ADD_ONE_SQL, _params(memory, take(memory)))
     mine, others = counts[:2]
     if mine + others + SHARDS - 1 > limit:
         raise NearTheLimit
@@ -178,10 +178,17 @@ def total(memory: Memory, *, hold: bool = False) -> int:
     such callers cannot deadlock), which makes the count exact until the transaction ends;
     the transaction then writes in shard 0."""
     if not hold:
-        return int(prepared.fetch_one(_TOTAL_SQL, _params(memory, 0))[0])
-    count = int(prepared.fetch_one(_ALL_SQL, _params(memory, 0))[0])
+        return int(_single(_TOTAL_SQL, _params(memory, 0))[0])
+    count = int(_single(_ALL_SQL, _params(memory, 0))[0])
     use(0)
     return count
+
+
+def _single(sql: str, params: prepared.Params) -> tuple:
+    """The one row of a statement that always answers one (scalar subqueries, aggregates)."""
+    row = prepared.fetch_one(sql, params)
+    assert row is not None
+    return row
 
 
 def use(shard: int) -> None:

@@ -164,6 +164,7 @@ class Toolbox:
         except ApiError as error:
             return _message(call_id, error.as_tool_text())  # not recorded: nothing was done
         run = self.principal.run
+        assert run is not None  # for_run refused a principal without one (in __init__)
         # The folders are part of the call: with one path they say where save_memory writes.
         # Resolved and sorted, so a retry spelling or ordering them otherwise is the same.
         folders = sorted(folder.path for folder in self.folders.values())

@@ -103,7 +103,7 @@ def file_context_block(
         block = _Block(budget_bytes)
         if not block.add(_header(current, mount_name)):
             return ""
-        if full:
+        if full or sighting is None:  # (full already says so: this tells the type checker)
             _full(block, current, thread_id)
         else:
             _changes(block, current, thread_id, guide=sighting.memory_version != current.version)

@@ -9,7 +9,7 @@ from hub import views
 from memoryhub.api.health import healthz
 
 # The admin's "View site" leads to the panel, where staff work.
-admin.site.site_url = reverse_lazy("panel:index")
+admin.site.site_url = reverse_lazy("panel:index")  # type: ignore[assignment]  # lazy is fine
 
 api_v1 = [
     path("", include("memoryhub.api.urls")),  # first: it registers the mhid converter

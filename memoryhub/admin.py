@@ -14,7 +14,7 @@ models whose rules live in them (threads and runs: ``threads.admin``; providers:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib import admin, messages
@@ -37,6 +37,9 @@ from memoryhub.principals import Principal
 from memoryhub.rules import parse
 from memoryhub.services import agents, end_users, memories, workspaces
 from memoryhub.services.end_users import RECEIPT_LABELS
+
+if TYPE_CHECKING:
+    from django.contrib.admin.models import LogEntry
 
 Notes = Callable[[Any], list[str]]
 _notes: dict[type[Model], list[Notes]] = {}
@@ -231,7 +234,8 @@ class ServiceAdmin(admin.ModelAdmin):
             self.service_delete(request, obj)
 
     def _delete(self, request: HttpRequest, obj: Any) -> None:
-        self.log_deletions(request, [obj])
+        # A list, as Django's own delete view passes (django-stubs asks for a QuerySet).
+        self.log_deletions(request, [obj])  # type: ignore[arg-type]
         self.delete_model(request, obj)
 
     @csrf_protect_m
@@ -427,16 +431,18 @@ class EndUserAdmin(ServiceAdmin):
     def service_delete(self, request, obj) -> None:
         end_users.erase_end_user(self.principal(request, obj), obj.external_id)
 
-    def log_deletions(self, request: HttpRequest, queryset) -> None:
+    def log_deletions(self, request: HttpRequest, queryset) -> list[LogEntry]:
         # The admin's own log names a person by the internal id, never by the external one
         # (often an email address), which erasure removes from everywhere else.
         from django.contrib.admin.models import DELETION, LogEntry
         from django.contrib.contenttypes.models import ContentType
 
         content_type = ContentType.objects.get_for_model(self.model)
-        LogEntry.objects.bulk_create(
+        user_id = request.user.pk
+        assert user_id is not None  # the admin serves only signed-in staff
+        return LogEntry.objects.bulk_create(
             LogEntry(
-                user_id=request.user.pk,
+                user_id=user_id,
                 content_type_id=content_type.id,
                 object_id=obj.pk,
                 object_repr=obj.pk,

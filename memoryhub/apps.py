@@ -1,9 +1,12 @@
+from typing import Any
+
 from django.apps import AppConfig
 from django.conf import settings
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.signals import connection_created
 
 
-def _session_settings(sender, connection, **kwargs) -> None:
+def _session_settings(sender: Any, connection: BaseDatabaseWrapper, **kwargs: Any) -> None:
     """SETs on each new connection, not a startup ``options`` parameter, which poolers
     such as PgBouncer refuse."""
     if connection.vendor != "postgresql":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.db.models import Model
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
@@ -36,10 +37,12 @@ def principal_for_api_key(secret: str) -> Principal:
     return Principal.for_api_key(key)
 
 
-def _columns(model, alias: str, leave_out: tuple[str, ...] = ()) -> tuple[list[str], str]:
-    names = [f.attname for f in model._meta.concrete_fields if f.attname not in leave_out]
-    columns = ", ".join(f'{alias}."{model._meta.get_field(n).column}"' for n in names)
-    return names, columns
+def _columns(
+    model: type[Model], alias: str, leave_out: tuple[str, ...] = ()
+) -> tuple[list[str], str]:
+    fields = [f for f in model._meta.concrete_fields if f.attname not in leave_out]
+    columns = ", ".join(f'{alias}."{f.column}"' for f in fields)
+    return [f.attname for f in fields], columns
 
 
 # Every request of a run authenticates with this lookup, so it is one prepared statement
@@ -78,7 +81,7 @@ def principal_for_run_token(token: str) -> Principal:
 
 
 class ApiKeyAuthentication(BaseAuthentication):
-    def authenticate(self, request: Request):
+    def authenticate(self, request: Request) -> tuple[Principal, ApiKey | None] | None:
         header = request.META.get("HTTP_AUTHORIZATION", "")
         if not header:
             return None
@@ -93,7 +96,7 @@ class ApiKeyAuthentication(BaseAuthentication):
 
 
 class RunTokenAuthentication(BaseAuthentication):
-    def authenticate(self, request: Request):
+    def authenticate(self, request: Request) -> tuple[Principal, Run | None] | None:
         token = request.META.get("HTTP_X_AGENTOS_RUN_TOKEN", "")
         if not token:
             return None

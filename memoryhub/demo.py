@@ -115,7 +115,7 @@ def seed(base_url: str, api_key: str) -> Demo:
 
 def _thread(api: _Http, demo: Demo, person: str, mounts: list[dict]) -> str:
     body = {"agent_id": demo.agent_id, "end_user": person, "memories": mounts}
-    thread_id = api("POST", "/api/v1/threads", body)["id"]
+    thread_id: str = api("POST", "/api/v1/threads", body)["id"]
     demo.thread_ids.append(thread_id)
     return thread_id
 
@@ -141,7 +141,9 @@ class _Run:
 
     def tool(self, name: str, arguments: dict) -> str:
         call = {"id": f"demo-{next(self._call_ids)}", "name": name, "arguments": arguments}
-        content = self.as_run("POST", f"/api/v1/runs/{self.run_id}/tool-calls", call)["content"]
+        content: str = self.as_run("POST", f"/api/v1/runs/{self.run_id}/tool-calls", call)[
+            "content"
+        ]
         if content.startswith("error"):
             raise RuntimeError(f"{name}: {content}")
         return content

@@ -18,10 +18,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import MutableMapping
 from pathlib import Path
+from typing import Protocol
 from urllib.parse import quote
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+class EmbeddedServer(Protocol):
+    """The handle pgserver returns for a server it started (or reused)."""
+
+    def cleanup(self) -> None: ...
 
 
 def data_dir() -> Path:
@@ -41,10 +49,11 @@ def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
-def start_embedded_postgres(database: str = "memoryhub"):
+def start_embedded_postgres(database: str = "memoryhub") -> tuple[EmbeddedServer, str]:
     """Start (or reuse) the embedded server; returns (server handle, DATABASE_URL)."""
     import pgserver
 
@@ -83,7 +92,7 @@ def running_database_url(database: str = "memoryhub") -> str | None:
     return f"postgres://postgres@{quote(socket_dir, safe='')}:{port}/{database}"
 
 
-def beside_make_run(environ: dict) -> bool:
+def beside_make_run(environ: MutableMapping[str, str]) -> bool:
     """With nothing configured, use ``make run``'s embedded database and development settings.
 
     Only when MEMORYHUB_ENV, SECRET_KEY and DATABASE_URL are all unset and the embedded
@@ -101,7 +110,9 @@ def beside_make_run(environ: dict) -> bool:
     return True
 
 
-def ensure_database(environ: dict, *, prefer_local: bool = False) -> object | None:
+def ensure_database(
+    environ: MutableMapping[str, str], *, prefer_local: bool = False
+) -> EmbeddedServer | None:
     """Point DATABASE_URL at a PostgreSQL; returns the embedded server's handle, if started.
 
     ``make run`` always embeds when DATABASE_URL is unset; ``make test`` first tries the
@@ -118,7 +129,7 @@ def ensure_database(environ: dict, *, prefer_local: bool = False) -> object | No
     return server
 
 
-def ensure_redis_for_tests(environ: dict) -> subprocess.Popen | None:
+def ensure_redis_for_tests(environ: MutableMapping[str, str]) -> subprocess.Popen[bytes] | None:
     """Tests talk to a real Redis: the one on 6379, or a redis-server we start."""
     if environ.get("REDIS_URL"):
         return None

@@ -6,6 +6,8 @@ one is 412 here.
 
 from __future__ import annotations
 
+from typing import Any
+
 from memoryhub.errors import ApiError
 
 
@@ -20,7 +22,7 @@ def if_match_matches(value: str, current: str) -> bool:
     return current in [tag.strip() for tag in value.split(",")]
 
 
-def check_if_match(value: str, version: int, **current_extra) -> int:
+def check_if_match(value: str, version: int, **current_extra: Any) -> int:
     """412 unless ``value`` names ``version``; returns the version the change is based on."""
     if not if_match_matches(value, etag_for(version)):
         raise ApiError(

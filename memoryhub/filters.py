@@ -54,7 +54,8 @@ def filter_rows(
     if not filterset.is_valid():  # a rule raises its ApiError first; this is a backstop
         name, problems = next(iter(filterset.errors.items()))
         raise ApiError(422, f"{name}: {problems[0]}")
-    return filterset.qs
+    narrowed: QuerySet = filterset.qs
+    return narrowed
 
 
 def parameters(filterset_class: type[FilterSet]) -> list[OpenApiParameter]:

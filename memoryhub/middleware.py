@@ -51,10 +51,11 @@ def client_address(request: HttpRequest) -> str:
     uvicorn trust) is read from its ``X-Forwarded-For``, right to left: the first entry that
     is no trusted proxy is the client. Entries further left are whatever the client sent.
     """
-    address = request.META.get("REMOTE_ADDR", "")
+    address: str = request.META.get("REMOTE_ADDR", "")
     if not _is_proxy(address):
         return address
-    hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+    forwarded: str = request.META.get("HTTP_X_FORWARDED_FOR", "")
+    hops = [hop.strip() for hop in forwarded.split(",")]
     hops = [hop for hop in hops if hop]
     for hop in reversed(hops):
         if not _is_proxy(hop):
@@ -74,13 +75,13 @@ class RequestIdMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         given = request.headers.get("X-Request-ID", "")
-        request.request_id = given if _REQUEST_ID_RE.fullmatch(given) else uuid.uuid4().hex
-        token = current_request_id.set(request.request_id)
+        request_id = given if _REQUEST_ID_RE.fullmatch(given) else uuid.uuid4().hex
+        token = current_request_id.set(request_id)
         try:
             response = self.get_response(request)
         finally:
             current_request_id.reset(token)
-        response["X-Request-ID"] = request.request_id
+        response["X-Request-ID"] = request_id
         return response
 
 

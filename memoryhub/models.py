@@ -14,7 +14,7 @@ class Permission(models.TextChoices):
     WRITE = "write"
 
 
-PERMISSION_LEVELS = {Permission.READ: 1, Permission.RUN: 2, Permission.WRITE: 3}
+PERMISSION_LEVELS: dict[str, int] = {Permission.READ: 1, Permission.RUN: 2, Permission.WRITE: 3}
 
 # A record memory's namespace (mem0's user_id): 1 to this many characters.
 MAX_NAMESPACE = 256

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import requests
@@ -169,8 +169,16 @@ def resolve_allowed(host: str, port: int) -> str:
     )
 
 
-class _CheckedConnectionMixin:
+if TYPE_CHECKING:
+    _Connection = HTTPConnection  # what the mixin is mixed into, for the type checker
+else:
+    _Connection = object
+
+
+class _CheckedConnectionMixin(_Connection):
     """Resolves the host itself and connects only to an address the policy allows."""
+
+    _checked_host: str  # the host as given, kept once _dns_host holds the checked address
 
     def _new_conn(self) -> socket.socket:
         host = getattr(self, "_checked_host", None) or self._dns_host
@@ -213,9 +221,19 @@ class PolicyAdapter(HTTPAdapter):
             "https": CheckedHTTPSConnectionPool,
         }
 
-    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        stream: bool = False,
+        timeout: float | tuple[float | None, float | None] | None = None,
+        verify: bool | str = True,
+        cert: str | tuple[str, str] | None = None,
+        proxies: dict[str, str] | None = None,
+    ) -> requests.Response:
         check_url(request.url or "")
-        return super().send(request, **kwargs)
+        return super().send(
+            request, stream=stream, timeout=timeout, verify=verify, cert=cert, proxies=proxies
+        )
 
 
 class PolicySession(requests.Session):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from rest_framework.parsers import BaseParser
@@ -103,7 +104,8 @@ def check_depth(data: bytes) -> None:
 
 
 def body_limit(view: Any) -> int:
-    return getattr(view, "max_body_bytes", None) or setting("facts.max_body_bytes")
+    limit: int = getattr(view, "max_body_bytes", None) or setting("facts.max_body_bytes")
+    return limit
 
 
 def too_large(limit: int) -> ApiError:
@@ -143,7 +145,12 @@ def is_json(media_type: str | None) -> bool:
 class StrictJSONParser(BaseParser):
     media_type = "application/json"
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context=None) -> Any:
+    def parse(
+        self,
+        stream: Any,
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> Any:
         if not is_json(media_type):
             raise ApiError(415, f'unsupported media type "{media_type}": send application/json')
         view = (parser_context or {}).get("view")

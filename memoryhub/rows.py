@@ -29,7 +29,8 @@ def insert(*objects: Model) -> None:
     is an expression (``F()``, ``Now()``, a ``db_default`` left to the database:
     ``TypeError``), and proxy or multi-table models (``TypeError``)."""
     for obj in objects:
-        obj._prepare_related_fields_for_save(operation_name="rows.insert")
+        # save()'s own check; private to Django, so django-stubs does not declare it.
+        obj._prepare_related_fields_for_save(operation_name="rows.insert")  # type: ignore[attr-defined]
     shapes = tuple((type(obj), obj.pk is None) for obj in objects)
     sql, fields = _statement(shapes)
     params = [
@@ -38,6 +39,7 @@ def insert(*objects: Model) -> None:
         for field in own
     ]
     keys = prepared.fetch_one(sql, params)
+    assert keys is not None  # the statement's SELECT always returns one row
     for obj, key in zip(objects, keys, strict=True):
         if obj.pk is None:
             obj.pk = key
@@ -53,6 +55,12 @@ def _value(obj: Model, field: Field) -> object:
     return value
 
 
+def _column(field: Field | None) -> str:
+    # A concrete field always has a column (only a many-to-many relation has none).
+    assert field is not None and field.column is not None
+    return field.column
+
+
 @cache
 def _statement(shapes: tuple[tuple[type[Model], bool], ...]) -> tuple[str, list[list[Field]]]:
     quote = connection.ops.quote_name
@@ -66,8 +74,8 @@ def _statement(shapes: tuple[tuple[type[Model], bool], ...]) -> tuple[str, list[
             for f in meta.local_concrete_fields
             if not f.generated and not (auto_key and f.primary_key)
         ]
-        table, columns = quote(meta.db_table), ", ".join(quote(f.column) for f in own)
-        values, key = ", ".join(["%s"] * len(own)), quote(meta.pk.column)
+        table, columns = quote(meta.db_table), ", ".join(quote(_column(f)) for f in own)
+        values, key = ", ".join(["%s"] * len(own)), quote(_column(meta.pk))
         parts.append(_INSERT.format(n=n, table=table, columns=columns, values=values, key=key))
         fields.append(own)
     keys = ", ".join(f"(SELECT * FROM i{n})" for n in range(len(shapes)))  # noqa: S608

@@ -118,7 +118,8 @@ class RequestSerializer(serializers.Serializer):
         missing = [name for name, f in self.fields.items() if f.required and name not in data]
         if missing:
             raise ApiError(422, f"missing fields: {', '.join(sorted(missing))}")
-        return super().to_internal_value(data)
+        validated: dict[str, Any] = super().to_internal_value(data)
+        return validated
 
     def not_an_object(self) -> str:
         if self.parent is None:

@@ -11,7 +11,7 @@ parameters, a body, If-Match); a view states the rest with :func:`errors` (409, 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -28,7 +28,7 @@ class ApiKeyScheme(OpenApiAuthenticationExtension):
     target_class = "memoryhub.auth.ApiKeyAuthentication"
     name = "apiKey"
 
-    def get_security_definition(self, auto_schema) -> dict:
+    def get_security_definition(self, auto_schema: Any) -> dict:
         return {"type": "http", "scheme": "bearer", "description": "A workspace API key"}
 
 
@@ -36,7 +36,7 @@ class RunTokenScheme(OpenApiAuthenticationExtension):
     target_class = "memoryhub.auth.RunTokenAuthentication"
     name = "runToken"
 
-    def get_security_definition(self, auto_schema) -> dict:
+    def get_security_definition(self, auto_schema: Any) -> dict:
         return {
             "type": "apiKey",
             "in": "header",
@@ -126,6 +126,7 @@ def errors(
             raise ValueError(f"no description of the error status {status}")
 
     def decorate(method: Callable) -> Callable:
+        own: tuple[dict[int, str | None], frozenset[int]]
         own = getattr(method, ERRORS_ATTRIBUTE, ({}, frozenset()))
         setattr(method, ERRORS_ATTRIBUTE, ({**own[0], **added}, own[1] | frozenset(drop)))
         return method
@@ -150,7 +151,8 @@ def lib_doc_excludes() -> list[type]:
 
 
 class AutoSchema(SpectacularAutoSchema):
-    def get_description(self) -> str:
+    # drf-spectacular's own override takes no arguments (DRF's base takes path and method).
+    def get_description(self) -> str:  # type: ignore[override]
         # The view's own docstring or its method's, never one inherited from a base view
         # (which tells how the base authenticates, not what the operation does).
         method = getattr(self.view, self.method.lower(), None)
@@ -164,8 +166,8 @@ class AutoSchema(SpectacularAutoSchema):
             operation_id = operation_id.replace("_retrieve", "_list")
         return operation_id
 
-    def _map_basic_serializer(self, serializer, direction):
-        schema = super()._map_basic_serializer(serializer, direction)
+    def _map_basic_serializer(self, serializer: Any, direction: str) -> dict[str, Any]:
+        schema: dict[str, Any] = super()._map_basic_serializer(serializer, direction)
         # Unknown fields of a body are 422 (memoryhub.rules.RequestSerializer), save in the
         # few objects whose extra keys are read past (accepts_unknown_fields).
         if direction == "request" and not getattr(serializer, "accepts_unknown_fields", False):
@@ -174,7 +176,9 @@ class AutoSchema(SpectacularAutoSchema):
         schema.update(getattr(serializer, "schema_extra", None) or {})
         return schema
 
-    def get_operation(self, path, path_regex, path_prefix, method, registry):
+    def get_operation(
+        self, path: str, path_regex: str, path_prefix: str, method: str, registry: Any
+    ) -> dict[str, Any] | None:
         operation = super().get_operation(path, path_regex, path_prefix, method, registry)
         if operation is None:
             return None
@@ -225,7 +229,7 @@ class AutoSchema(SpectacularAutoSchema):
         return dict(sorted(statuses.items()))
 
 
-def named_enum(name: str, choices) -> type[serializers.ChoiceField]:
+def named_enum(name: str, choices: Sequence[str]) -> Callable[..., serializers.ChoiceField]:
     """A choice field whose choices are the enum component ``name``.
 
     A named component keeps drf-spectacular from naming enums after field names, which
@@ -234,7 +238,7 @@ def named_enum(name: str, choices) -> type[serializers.ChoiceField]:
 
     @extend_schema_field({"type": "string", "enum": list(choices)}, component_name=name)
     class NamedEnum(serializers.ChoiceField):
-        def __init__(self, **kwargs) -> None:
+        def __init__(self, **kwargs: Any) -> None:
             super().__init__(list(choices), **kwargs)
 
     return NamedEnum

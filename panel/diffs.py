@@ -131,7 +131,7 @@ def _diff(old: list[str], new: list[str], budget: Budget) -> tuple[list[Op], boo
         ops = _trimmed(old, new)
         return ops, _is_exact(ops)
     if len(old) + len(new) <= SMALL:  # ordinary edits keep the very diff they always had
-        return difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes(), True
+        return list(difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes()), True
     return _myers(old, new, deadline)
 
 

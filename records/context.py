@@ -91,15 +91,20 @@ def recall_many(
         return {}
     seconds = float(setting("memory.recall_seconds"))
     k = int(setting("memory.recall_limit"))
-    jobs = {m.id: (m, _prepared(m)) for m in memories}
-    jobs = {mid: (m, b) for mid, (m, b) in jobs.items() if b is not None}
+    backends = {m.id: (m, _prepared(m)) for m in memories}
+    # _prepared answers None for a memory without a namespace: every job has both.
+    jobs = {
+        mid: (m, b, m.namespace)
+        for mid, (m, b) in backends.items()
+        if b is not None and m.namespace
+    }
     if not jobs:
         return {}
     pool = ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="recall")
     try:
         futures = {
-            pool.submit(_search, backend, memory.namespace, query, k, seconds): memory
-            for memory, backend in jobs.values()
+            pool.submit(_search, backend, namespace, query, k, seconds): memory
+            for memory, backend, namespace in jobs.values()
         }
         done, _ = wait(futures, timeout=seconds)
     finally:

@@ -100,7 +100,7 @@ def on_delete(principal: Principal, memory: Memory) -> None:
     """Inside the delete transaction: the purge's outbox row; its task runs on commit."""
     if memory.provider_id is None or not memory.namespace:
         return
-    provider = MemoryProvider.objects.select_for_update().filter(pk=memory.provider_id).first()
+    provider = MemoryProvider.objects.select_for_update().get(pk=memory.provider_id)
     # Orders the pending purge against adoptions of the namespace on the same backend.
     namespaces.lock(namespaces.key_of(provider), memory.namespace)
     purges.enqueue_purge(principal, memory)

@@ -142,14 +142,18 @@ class AcceptedRun(Run):
         help_text="The run token for x-agentos-run-token; shown only here."
     )
     mounts = ThreadMount(many=True, help_text="The thread's mounts, frozen for this run.")
-    context = serializers.CharField(help_text="Memory context the model sees before the input.")
+    # A declared field: DRF's metaclass takes it out of the class, so it does not replace
+    # Field.context, whatever django-stubs sees (as in OwnRun).
+    context = serializers.CharField(  # type: ignore[assignment]
+        help_text="Memory context the model sees before the input."
+    )
     tools = RunToolDefinition(many=True, help_text="The memory tools offered to this run.")
 
 
 class OwnRun(Run):
     input = serializers.JSONField(allow_null=True, help_text="The run's input, as given.")
     mounts = ThreadMount(many=True, help_text="The thread's mounts, frozen for this run.")
-    context = serializers.CharField(
+    context = serializers.CharField(  # type: ignore[assignment]  # a declared field
         allow_blank=True, help_text="The memory context the run received at acceptance."
     )
     tools = RunToolDefinition(many=True, help_text="The memory tools offered to this run.")

@@ -8,6 +8,7 @@ from facts import shards
 from facts.models import Fact, FactQuota, FactTerm, FactVersion
 from facts.scope import eval_scope_of
 from memoryhub.models import EndUser, Run
+from memoryhub.principals import Principal
 
 # The counter rows follow in the same statement (shard 0, which the statement's trigger then
 # holds too); it answers how many facts went.
@@ -31,7 +32,7 @@ WHERE a.workspace_id = %(workspace)s AND t.agent_id = a.id AND t.owner = %(owner
 """
 
 
-def erase_end_user_facts(principal, end_user: EndUser) -> dict[str, int]:
+def erase_end_user_facts(principal: Principal, end_user: EndUser) -> dict[str, int]:
     """Every fact (and version) in the end user's folders, in every agent and eval memory.
 
     Registered as an end-user eraser: runs inside the erase transaction.

@@ -117,7 +117,7 @@ def _write(
     with transaction.atomic():
         if request.replaces is not None:
             _lock_running_runs(scope)
-            return _replace(principal, scope, request, within)
+            return _replace(principal, scope, request, request.replaces, within)
         return _create(principal, scope, request, exact=exact)
 
 
@@ -187,10 +187,17 @@ def delete_fact(
         audit.record(principal, "fact.delete", "fact", fact.public_id, path=fact.path)
 
 
+def _run(scope: FactScope) -> Run:
+    """The run a fact is written in: a run's scope (facts.scope.for_run) always has one."""
+    if scope.run is None:
+        raise ApiError(401, "a run token is required", headers={"WWW-Authenticate": "Bearer"})
+    return scope.run
+
+
 def _replay(scope: FactScope, key: str) -> Written | None:
     earlier = (
         FactVersion.objects.select_related("fact")
-        .filter(run_id=scope.run.id, key=key, agent_id=scope.agent_id)
+        .filter(run_id=_run(scope).id, key=key, agent_id=scope.agent_id)
         .first()
     )
     if earlier is None:
@@ -209,13 +216,13 @@ def _lock_running_runs(scope: FactScope) -> None:
 
 
 def _locking_running_runs(scope: FactScope) -> tuple[str, list]:
-    run_ids = sorted({scope.run.id, scope.scope} - {""})
+    run_ids = sorted({_run(scope).id, scope.scope} - {""})
     return _RUNNING_SQL, [run_ids, Run.Status.RUNNING]
 
 
 def _check_running(scope: FactScope, rows: list[tuple]) -> None:
     running = {row[0] for row in rows}
-    if scope.run.id not in running:
+    if _run(scope).id not in running:
         raise ApiError(401, "the run has ended", reason=Reason.RUN_ENDED)
     if scope.scope and scope.scope not in running:
         raise ApiError(409, "the eval's root run has ended", reason=Reason.EVAL_ENDED)
@@ -245,7 +252,7 @@ def _create(principal: Principal, scope: FactScope, request: _Request, *, exact:
         tags=request.tags or [],
         confidence=1.0 if request.confidence is None else request.confidence,
         version=1,
-        run_id=scope.run.id,
+        run_id=_run(scope).id,
         written_by=request.written_by,
         created_at=now,
         updated_at=now,
@@ -261,9 +268,13 @@ def _constraint(exc: IntegrityError) -> str | None:
 
 
 def _replace(
-    principal: Principal, scope: FactScope, request: _Request, within: list[Folder] | None
+    principal: Principal,
+    scope: FactScope,
+    request: _Request,
+    replaces: int,
+    within: list[Folder] | None,
 ) -> Written:
-    fact = scope.facts().select_for_update().filter(pk=request.replaces).first()
+    fact = scope.facts().select_for_update().filter(pk=replaces).first()
     if fact is None or (within is not None and not is_under(fact.path, within)):
         raise ApiError(404, "the fact to replace was not found")
     if fact.owner_id != request.folder.owner_id:
@@ -280,7 +291,7 @@ def _replace(
         fact.tags = request.tags
     if request.confidence is not None:
         fact.confidence = request.confidence
-    fact.run_id = scope.run.id
+    fact.run_id = _run(scope).id
     fact.written_by = request.written_by
     fact.author = ""  # a run's version: no person wrote it
     fact.updated_at = timezone.now()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import Count, IntegerField, OuterRef, Subquery, Sum, Value
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
 from filememory.models import File, Revision
@@ -14,14 +14,14 @@ from memoryhub.models import Memory
 COUNTERS = ("file_count", "content_bytes", "history_bytes")
 
 
-def _sum(model, field: str | None):
+def _sum(model: type[File] | type[Revision], field: str | None) -> Coalesce:
     """One memory's count (field None) or sum of ``field``, as a subquery."""
     rows = model.objects.filter(memory=OuterRef("pk")).order_by().values("memory")
     total = rows.annotate(v=Count("pk") if field is None else Sum(field)).values("v")
     return Coalesce(Subquery(total, output_field=IntegerField()), Value(0))
 
 
-def _with_real(memories):
+def _with_real(memories: QuerySet[Memory]) -> QuerySet[Memory]:
     return memories.annotate(
         real_file_count=_sum(File, None),
         real_content_bytes=_sum(File, "size"),

@@ -8,6 +8,7 @@ the memory's byte limit.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from django.db.models import QuerySet
 
@@ -128,7 +129,7 @@ def delete_file(actor: Actor, memory_id: str, path: str, if_match: str) -> None:
         audit_change(writer, "file.delete", path)
 
 
-def audit_change(writer: Writer, action: str, path: str, **details) -> None:
+def audit_change(writer: Writer, action: str, path: str, **details: Any) -> None:
     """Audit one file change: ids and paths, never content."""
     actor = writer.actor
     if actor.run_id:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from filememory.models import File, Revision
@@ -55,6 +55,11 @@ class Base:
     def of(cls, file: File) -> Base:
         return cls(file.id, file.version)
 
+    def known(self) -> tuple[int, int]:
+        """The file and version of a base that is not absent (the caller checked)."""
+        assert self.file_id is not None and self.version is not None
+        return self.file_id, self.version
+
 
 ABSENT = Base()
 
@@ -79,8 +84,8 @@ def content_size(content: object, field: str = "content") -> int:
 
 def clean_content(value: Any, field: str = "content") -> str:
     """File content: text of at most ``memory.max_file_bytes`` UTF-8 bytes (content_size)."""
-    content_size(value, field)
-    return value
+    content_size(value, field)  # 422 unless text
+    return str(value)
 
 
 # A file's whole content. Its limit counts UTF-8 bytes, and the setting can change, so the
@@ -98,7 +103,7 @@ def stale(path: str, current: File | None, message: str | None = None) -> ApiErr
     if message is None:
         now = f"now at version {current.version}" if current else "it does not exist now"
         message = f"{path} changed since this write's version was read ({now})"
-    extra = {"current": file_json(current) if current else None}
+    extra: dict[str, Any] = {"current": file_json(current) if current else None}
     if current is not None:
         extra["etag"] = file_etag(current)
     return ApiError(412, message, **extra)
@@ -110,7 +115,9 @@ def memory_gone(memory_id: str, deleted_reason: Reason | None) -> ApiError:
     return ApiError(404, "memory not found")
 
 
-def lock_memory(principal: Principal, memory_id: str, deleted_reason: Reason | None = None):
+def lock_memory(
+    principal: Principal, memory_id: str, deleted_reason: Reason | None = None
+) -> Memory:
     memory = (
         FILE_MEMORIES.select_for_update()
         .filter(workspace_id=principal.workspace_id, pk=memory_id)
@@ -140,10 +147,9 @@ class Writer:
             self.files[path] = File.objects.filter(memory=self.memory, path=path).first()
         return self.files[path]
 
-    def _cas(self, base: Base, path: str):
-        return File.objects.filter(
-            pk=base.file_id, memory=self.memory, path=path, version=base.version
-        )
+    def _cas(self, base: Base, path: str) -> QuerySet[File]:
+        file_id, version = base.known()
+        return File.objects.filter(pk=file_id, memory=self.memory, path=path, version=version)
 
     def put(
         self,
@@ -202,7 +208,7 @@ class Writer:
                 path=path,
                 content=content,
                 size=size,
-                version=base.version + 1,
+                version=base.known()[1] + 1,
                 created_at=current.created_at,
                 updated_at=now,
                 **who,
@@ -211,7 +217,7 @@ class Writer:
         self._revision(path, action, file, content, size, other_path, restored_from)
         return file
 
-    def remove(self, path: str, base: Base, action: str, *, other_path: str | None = None):
+    def remove(self, path: str, base: Base, action: str, *, other_path: str | None = None) -> None:
         """Delete the file at ``path`` if it is still at ``base``; 412 otherwise."""
         current = self.current(path)
         if base.absent or current is None:
@@ -224,7 +230,17 @@ class Writer:
         self.content_delta -= current.size
         self._revision(path, action, current, None, 0, other_path, None, version=None)
 
-    def _revision(self, path, action, file, content, size, other_path, restored_from, **kw):
+    def _revision(
+        self,
+        path: str,
+        action: str,
+        file: File,
+        content: str | None,
+        size: int,
+        other_path: str | None,
+        restored_from: str | None,
+        **kw: int | None,
+    ) -> None:
         Revision.objects.create(
             workspace_id=self.memory.workspace_id,
             memory=self.memory,

@@ -19,7 +19,7 @@ from facts.tools import TOOLS as FACTS_TOOLS
 from facts.tools import Toolbox
 from filememory.services.files import get_file, list_files
 from filememory.services.paths import FILE_PATH
-from hub.mcp.session import McpSession
+from hub.mcp.session import McpSession, run_of
 from memoryhub.errors import ApiError
 from memoryhub.models import Run
 from memoryhub.tools import Tool, ToolCall
@@ -57,7 +57,7 @@ def _mounts(run: Run) -> list[RunMount]:
 def list_tools(session: McpSession) -> list[Tool]:
     """The facts tools, then the run's memory tools, as REST offers them."""
     principal = session.principal()
-    run = principal.run
+    run = run_of(principal)
     return Toolbox(principal, session.paths).tools() + run_tools(run.agent, _mounts(run))
 
 
@@ -69,7 +69,7 @@ def call_tool(session: McpSession, name: str, arguments: object, call_id: str | 
         if name in FACTS_TOOL_NAMES:
             message = Toolbox(principal, session.paths).call(ToolCall(call_id, name, arguments))
         else:
-            message = execute_tool_call(principal, principal.run.id, call_id, name, arguments)
+            message = execute_tool_call(principal, run_of(principal).id, call_id, name, arguments)
     except ApiError as error:  # what REST answers with a status: the run ended, an id reused
         return Answer(error.as_tool_text(), True)
     content = message["content"]
@@ -96,7 +96,7 @@ def file_uri(mount: str, path: str) -> str:
 def list_file_resources(session: McpSession) -> list[FileResource]:
     principal = session.principal()
     found = []
-    for mount in _file_mounts(principal.run):
+    for mount in _file_mounts(run_of(principal)):
         for file in list_files(principal, mount.memory_id):
             name = f"{mount.name}/{file.path}"
             found.append(FileResource(file_uri(mount.name, file.path), name, file.size))
@@ -109,7 +109,7 @@ def read_file_resource(session: McpSession, uri: str) -> str:
         raise ApiError(404, f"no resource {uri}")
     principal = session.principal()
     mount_name, _, path = uri.removeprefix(FILES_URI).partition("/")
-    mount = next((m for m in _file_mounts(principal.run) if m.name == mount_name), None)
+    mount = next((m for m in _file_mounts(run_of(principal)) if m.name == mount_name), None)
     if mount is None:
         raise ApiError(404, f"no file memory mounted as {mount_name!r}")
     # The URI's path passes REST's file path rules (no NUL, no ".." ...) before any lookup.

@@ -182,6 +182,7 @@ def keep_api_key_sessions(server: Server) -> None:
     to the handshake on any error, so an API key's probe is refused.
     """
     discover = server.get_request_handler("server/discover")
+    assert discover is not None  # the SDK's own handler, registered with the server
 
     async def discover_unless_api_key(ctx: ServerRequestContext, params: Any) -> Any:
         headers = ctx.request.headers if ctx.request is not None else {}

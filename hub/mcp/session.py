@@ -20,7 +20,7 @@ from facts.context import given_paths
 from memoryhub.auth import principal_for_api_key, principal_for_run_token
 from memoryhub.errors import ApiError
 from memoryhub.ids import hash_secret
-from memoryhub.models import Permission
+from memoryhub.models import Permission, Run
 from memoryhub.principals import Principal
 from memoryhub.services.end_users import END_USER
 from threads.services.runs import accept_run, end_run
@@ -67,6 +67,12 @@ class McpSession:
         return principal_for_run_token(self.run_token)
 
 
+def run_of(principal: Principal) -> Run:
+    """The run of a run token's principal (``McpSession.principal``), which always has one."""
+    assert principal.run is not None
+    return principal.run
+
+
 def in_worker(function: Callable[..., T]) -> Callable[..., T]:
     """Run Django code in a worker thread that reuses no connection past its lifetime."""
 
@@ -111,7 +117,7 @@ def _key_session(credentials: Credentials) -> _KeySession:
 
 
 def _run_token_session(credentials: Credentials) -> McpSession:
-    run = principal_for_run_token(credentials.run_token).run
+    run = run_of(principal_for_run_token(credentials.run_token))
     return McpSession(credentials.run_token, _paths(credentials, bool(run.end_user_id)))
 
 
@@ -144,4 +150,4 @@ def close_session(session: McpSession) -> None:
         principal = session.principal()
     except ApiError:
         return  # the run is gone (its person erased, its workspace deleted)
-    end_run(principal, principal.run.id)
+    end_run(principal, run_of(principal).id)

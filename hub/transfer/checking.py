@@ -105,7 +105,7 @@ def check(lines: Iterable[str]) -> Checked:
         counts=integrity.row_counts(),
         workspace_id=content.workspace_id,
         sha256=integrity.digest.hexdigest(),
-        existing=content.database.found,
+        existing=content.known.found,
         backends={pid: provider.backend for pid, provider in content.providers.items()},
     )
 
@@ -114,7 +114,7 @@ class _Integrity:
     """The file as a whole: a header of this format, whole lines, the manifest last."""
 
     def __init__(self) -> None:
-        self.digest, self.counts, self.manifest = hashlib.sha256(), Counter(), None
+        self.digest, self.counts, self.manifest = hashlib.sha256(), Counter[str](), None
 
     def read(self, number: int, text: str) -> dict | None:
         """The line's JSON object (None for the manifest); DamagedFile for a bad line."""
@@ -212,7 +212,7 @@ class _Content:
         if kind == "record":  # read from mem0 and never written back: nothing to store
             return None
         if kind != self.kind:
-            self.database.flush()  # what exists is known before the next kind's rows
+            self.known.flush()  # what exists is known before the next kind's rows
             self.kind = kind
         row = item.get("row")
         what = f"{kind} {row.get('id')}" if isinstance(row, dict) else kind
@@ -223,7 +223,7 @@ class _Content:
             getattr(self, f"_{kind}")(values, number)
         except ApiError as error:
             raise Refused(f"line {number}: {what}: {error.message}") from None
-        self.database.add(number, kind, values)
+        self.known.add(number, kind, values)
         return None
 
     def _header(self, number: int, item: dict) -> None:
@@ -234,6 +234,12 @@ class _Content:
             raise Refused("line 1: the header names no workspace id")
         self.workspace_id = workspace_id
         self.database = _InDatabase(workspace_id)
+
+    @property
+    def known(self) -> _InDatabase:
+        """What the database holds: known from line 1 on, which is always the header."""
+        assert self.database is not None
+        return self.database
 
     def _in_workspace(self, values: rows.Values) -> None:
         if not self.has_workspace_row:
@@ -397,7 +403,7 @@ class _Content:
     def _is_new(self, kind: str, values: rows.Values) -> bool:
         """Whether the row's container is new (else it is left as it is, rows and all)."""
         container, column = CONTAINERS[kind]
-        return values[column] not in self.database.found[container]
+        return values[column] not in self.known.found[container]
 
     def _later(self, number: int, where: str, table: dict, key: str, what: str) -> None:
         """A reference to a row that may come later in the file: checked at the end."""
@@ -447,7 +453,7 @@ class _Content:
         ]
 
     def _new_memories(self) -> list[tuple[str, _Memory]]:
-        found = self.database.found["memory"]
+        found = self.known.found["memory"]
         return [(mid, memory) for mid, memory in self.memories.items() if mid not in found]
 
     def _provider_check(self, memory_id: str, memory: _Memory) -> Callable[[], None]:
@@ -456,7 +462,7 @@ class _Content:
         workspace's, as creating one checks (records.kind.prepare_create)."""
 
         def check_provider() -> None:
-            if memory.provider_id is None:
+            if memory.provider_id is None or memory.namespace is None:  # (both, or neither)
                 return
             provider = self.providers.get(memory.provider_id)
             if provider is None:
@@ -470,7 +476,7 @@ class _Content:
             claimed = self.namespaces.setdefault((provider.backend, memory.namespace), memory_id)
             if claimed != memory_id:
                 raise ApiError(422, f"memory {memory_id}: memory {claimed} uses its namespace")
-            if memory_id not in self.database.found["memory"]:
+            if memory_id not in self.known.found["memory"]:
                 try:
                     namespaces.refuse_taken(provider.backend, [memory.namespace])
                 except ApiError as error:
@@ -552,7 +558,7 @@ class _InDatabase:
         stored = {
             row[0]: row[1:]
             for row in MODELS[kind]
-            .objects.filter(pk__in=[values["id"] for _, values in pending])
+            ._default_manager.filter(pk__in=[values["id"] for _, values in pending])
             .values_list("pk", *columns)
         }
         for number, values in pending:

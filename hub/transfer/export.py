@@ -98,7 +98,7 @@ def records_of(memory: Memory) -> Iterator[dict]:
 
 def export_lines(scope: Scope, *, with_records: bool = True) -> Iterator[tuple[str, str]]:
     """(kind, line) for every line of the export, the manifest last."""
-    digest, counts = hashlib.sha256(), Counter()
+    digest, counts = hashlib.sha256(), Counter[str]()
 
     def line(kind: str, payload: dict) -> str:
         text = json.dumps({"kind": kind, **payload}, cls=Encoder) + "\n"

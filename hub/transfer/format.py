@@ -35,10 +35,13 @@ MODELS: dict[str, type[models.Model]] = {
 # them: records (read from mem0, never written back) come last.
 KINDS = (*MODELS, "record")
 # Never leaves the database: a provider is exported without its credential.
-SECRET_FIELDS = {MemoryProvider: {"credential_encrypted"}}
+SECRET_FIELDS: dict[type[models.Model], set[str]] = {MemoryProvider: {"credential_encrypted"}}
 # Kept by the database's triggers for the in-process search index (facts.postings): an
 # import's own writes set them anew.
-DERIVED_FIELDS = {Fact: {"change_shard", "change_no"}, FactQuota: {"changes"}}
+DERIVED_FIELDS: dict[type[models.Model], set[str]] = {
+    Fact: {"change_shard", "change_no"},
+    FactQuota: {"changes"},
+}
 
 
 class Encoder(DjangoJSONEncoder):

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from django.core.management.color import no_style
-from django.db import DataError, IntegrityError, connection, transaction
+from django.db import DataError, IntegrityError, connection, models, transaction
 
 from hub.transfer import rows
 from hub.transfer.checking import CONTAINERS, Checked
@@ -31,7 +31,9 @@ def stored_times() -> Iterator[None]:
     changed = []
     for model in MODELS.values():
         for field in model._meta.concrete_fields:
-            if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+            if not isinstance(field, models.DateField | models.TimeField):  # (have auto_now)
+                continue
+            if field.auto_now or field.auto_now_add:
                 changed.append((field, field.auto_now, field.auto_now_add))
                 field.auto_now = field.auto_now_add = False
     try:
@@ -44,7 +46,7 @@ def stored_times() -> Iterator[None]:
 def import_lines(lines: Iterable[str], checked: Checked) -> dict[str, int]:
     """Write a file :func:`.checking.check` passed; answers how many rows of each kind
     were added. Records stay in mem0 (see docs/operations.md)."""
-    before = {kind: model.objects.count() for kind, model in MODELS.items()}
+    before = {kind: model._default_manager.count() for kind, model in MODELS.items()}
     try:
         with transaction.atomic(), stored_times():
             writer = _Writer(checked)
@@ -61,7 +63,7 @@ def import_lines(lines: Iterable[str], checked: Checked) -> dict[str, int]:
     except (IntegrityError, DataError) as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise Refused(f"the database refused a row ({reason})") from None
-    return {kind: model.objects.count() - before[kind] for kind, model in MODELS.items()}
+    return {kind: model._default_manager.count() - before[kind] for kind, model in MODELS.items()}
 
 
 def _item(number: int, text: str) -> dict:
@@ -106,7 +108,7 @@ class _Writer:
             return
         model = MODELS[self.kind]
         there = set(
-            model.objects.filter(pk__in=[values["id"] for _, values in batch]).values_list(
+            model._default_manager.filter(pk__in=[values["id"] for _, values in batch]).values_list(
                 "pk", flat=True
             )
         )
@@ -114,7 +116,7 @@ class _Writer:
         if model is Memory:
             for number, values in new:
                 self._claim_namespace(number, values)
-        model.objects.bulk_create([model(**values) for _, values in new])
+        model._default_manager.bulk_create([model(**values) for _, values in new])
 
     def _claim_namespace(self, number: int, values: rows.Values) -> None:
         """As creating a record memory does: the check and the INSERT are one step for

@@ -99,7 +99,8 @@ def _column(field: models.Field, raw: Any) -> Any:
         if not field.null:
             raise ApiError(422, f"{name} may not be null")
         return None
-    stored = field.target_field if field.is_relation else field
+    # A concrete relation is a foreign key: its column holds the target's key.
+    stored = field.target_field if isinstance(field, models.ForeignKey) else field
     expected = _JSON_TYPES.get(stored.get_internal_type())
     if expected is not None and (
         not isinstance(raw, expected) or (isinstance(raw, bool) and expected is not bool)

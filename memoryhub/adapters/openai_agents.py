@@ -45,7 +45,8 @@ def _function_tool(tools: Tools, function: dict[str, Any]) -> FunctionTool:
         }
         # requests blocks: run the call in a worker thread so the event loop stays free.
         message = await asyncio.to_thread(tools.call, call)
-        return message["content"]
+        content: str = message["content"]
+        return content
 
     return FunctionTool(
         name=name,

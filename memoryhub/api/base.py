@@ -39,7 +39,8 @@ def paginated(view: APIView, rows: Any, render: Callable[[Sequence], list]) -> R
     ``render`` gets the page's rows at once, so it can fetch what they need in one query.
     """
     paginator = Pagination()
-    page = paginator.paginate_queryset(rows, view.request, view)
+    page: list[Any] | None = paginator.paginate_queryset(rows, view.request, view)
+    assert page is not None  # None only without a limit, and get_limit always gives one
     return paginator.get_paginated_response(render(page))
 
 
@@ -51,7 +52,7 @@ def with_etag(data: Any, version: int, status: int = 200) -> Response:
 
 def if_match(request: Request) -> str:
     """The If-Match header a change requires (428 without it)."""
-    value = request.META.get("HTTP_IF_MATCH")
+    value: str | None = request.META.get("HTTP_IF_MATCH")
     if value is None:
         raise ApiError(428, "this change needs an If-Match header with the current ETag")
     return value.strip()

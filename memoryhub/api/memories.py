@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -60,7 +62,7 @@ class MemoryListView(ApiView):
     def get(self, request: Request) -> Response:
         qs = filter_rows(MemoryFilter, request, memories.list_memories(self.principal))
 
-        def render(page) -> list:
+        def render(page: Sequence[Memory]) -> list:
             stats = memories.stats_for(page)  # each kind's counts for the page at once
             return [memory_json(m, stats.get(m.id)) for m in page]
 

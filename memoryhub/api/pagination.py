@@ -1,6 +1,7 @@
 import re
 
 from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
 
 from memoryhub.errors import ApiError
 
@@ -9,7 +10,7 @@ _DIGITS = re.compile(r"[0-9]+")
 MAX_OFFSET = 999_999_999
 
 
-def int_param(request, name: str, default: int, low: int, high: int) -> int:
+def int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
     """A whole-number query parameter within [low, high]; 422 otherwise."""
     raw = request.query_params.get(name)
     if raw is None:
@@ -28,8 +29,8 @@ class Pagination(LimitOffsetPagination):
     max_limit = 200
     max_offset = MAX_OFFSET
 
-    def get_limit(self, request) -> int:
+    def get_limit(self, request: Request) -> int:
         return int_param(request, self.limit_query_param, self.default_limit, 1, self.max_limit)
 
-    def get_offset(self, request) -> int:
+    def get_offset(self, request: Request) -> int:
         return int_param(request, self.offset_query_param, 0, 0, self.max_offset)

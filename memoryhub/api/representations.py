@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from memoryhub.etags import etag_for
 from memoryhub.models import Agent, EndUser, Run, Thread
 
 
-def iso(value) -> str | None:
+def iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -111,7 +112,7 @@ class Memory:
     def get(self, fact_id: str) -> Fact:
         return Fact.from_json(self._http.request("GET", f"/v0/memory/facts/{fact_id}", safe=True))
 
-    def versions(self, fact_id: str) -> list[Fact]:
+    def versions(self, fact_id: str) -> builtins.list[Fact]:
         """Every version of a fact, newest first."""
         path = f"/v0/memory/facts/{fact_id}/versions"
         return _facts(self._http.request("GET", path, safe=True), "versions")
@@ -125,7 +126,7 @@ class Memory:
         path: str,
         text: str,
         *,
-        tags: list[str] | None = None,
+        tags: builtins.list[str] | None = None,
         key: str | None = None,
         replaces: str | None = None,
         confidence: float | None = None,
@@ -168,7 +169,7 @@ class Folder:
         self,
         text: str,
         *,
-        tags: list[str] | None = None,
+        tags: builtins.list[str] | None = None,
         key: str | None = None,
         replaces: str | None = None,
         confidence: float | None = None,

@@ -16,6 +16,7 @@ from functools import partial
 from typing import Any, TypedDict, Unpack
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from memoryhub import audit
 from memoryhub.errors import ApiError
@@ -85,7 +86,7 @@ def validate_mount_name(value: Any, field: str = "name") -> str:
 
 
 def validate_access(access: Any, field: str = "access") -> str:
-    if access not in ("read", "write"):
+    if not isinstance(access, str) or access not in ("read", "write"):
         raise ApiError(422, f"{field} must be read or write")
     return access
 
@@ -159,7 +160,7 @@ MOUNTS_SCHEMA = {"type": "array", "items": {"$ref": "#/components/schemas/NewMem
 AGENT_MOUNTS = Rule(partial(check_mounts, field="memory_mounts", unique=True), MOUNTS_SCHEMA)
 
 
-def listed(field: str, mounts: list[dict]) -> dict[str, str]:
+def listed(field: str, mounts: Sequence[dict]) -> dict[str, str]:
     """The memory ids of a list of mounts, by where each was given (``field[i]``)."""
     return {f"{field}[{index}]": mount["memory_id"] for index, mount in enumerate(mounts)}
 
@@ -213,7 +214,7 @@ def get_agent(principal: Principal, agent_id: str) -> Agent:
     return get_in_workspace(Agent.objects.all(), principal, agent_id, "agent")
 
 
-def list_agents(principal: Principal):
+def list_agents(principal: Principal) -> QuerySet[Agent]:
     principal.require(Permission.READ)
     return Agent.objects.filter(workspace_id=principal.workspace_id).order_by("-created_at", "id")
 

@@ -36,10 +36,10 @@ def bump_version(obj: models.Model, if_match: str | None, **fields: Any) -> None
     see the same version.
     """
     if if_match is not None:
-        check_if_match(if_match, obj.version)
+        check_if_match(if_match, obj.serializable_value("version"))
     if any(f.name == "updated_at" for f in obj._meta.fields):
         fields.setdefault("updated_at", timezone.now())
-    type(obj).objects.filter(pk=obj.pk).update(version=F("version") + 1, **fields)
+    type(obj)._default_manager.filter(pk=obj.pk).update(version=F("version") + 1, **fields)
     obj.refresh_from_db()
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memoryhub import audit, extensions
@@ -53,7 +54,7 @@ def get_or_create_end_user(principal: Principal, external_id: str) -> EndUser:
     return end_user
 
 
-def list_end_users(principal: Principal):
+def list_end_users(principal: Principal) -> QuerySet[EndUser]:
     principal.require(Permission.READ)
     return EndUser.objects.filter(workspace_id=principal.workspace_id).order_by("-created_at", "id")
 
@@ -131,7 +132,7 @@ def preview_erasure(principal: Principal, external_id: str) -> ErasureReceipt:
     return receipt
 
 
-def _erase(principal: Principal, end_user: EndUser) -> tuple[dict, dict[str, list[str]]]:
+def _erase(principal: Principal, end_user: EndUser) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """The erase itself, inside the caller's transaction; (counts, the rows it changed)."""
     runs = Run.objects.filter(end_user=end_user)
     threads = Thread.objects.filter(end_user=end_user)
@@ -147,7 +148,12 @@ def _erase(principal: Principal, end_user: EndUser) -> tuple[dict, dict[str, lis
     # Every thread of theirs changes (archived, and end_user becomes null below), archived
     # ones too: a new ETag and updated_at, so no client keeps believing its old copy.
     archived = bump_all(threads, status=Thread.Status.ARCHIVED)
-    counts = {"facts": 0, "versions": 0, "mounts_removed": 0, "tool_call_answers": 0}
+    counts: dict[str, Any] = {
+        "facts": 0,
+        "versions": 0,
+        "mounts_removed": 0,
+        "tool_call_answers": 0,
+    }
     for eraser in extensions.end_user_erasers:
         for kind, n in (eraser(principal, end_user) or {}).items():
             counts[kind] = counts.get(kind, 0) + n

@@ -53,13 +53,13 @@ def _text(value: Any, field: str, *, max_chars: int, allow_empty: bool = True) -
 
 def check_type(value: Any) -> str:
     """A memory type some kind registered (its kind makes the memory)."""
-    catalog.kind_for_type(value)
-    return value
+    catalog.kind_for_type(value)  # 422 unless a registered type, so a str
+    return str(value)
 
 
 def check_kind(value: Any) -> str:
     known = sorted(k.kind for k in catalog.kinds())
-    if value not in known:
+    if not isinstance(value, str) or value not in known:
         raise ApiError(422, f"kind must be one of: {', '.join(known)}")
     return value
 
@@ -143,7 +143,7 @@ def _kind_of_memory(memory: Memory) -> catalog.MemoryKind:
 def inherited_guide(memory: Memory) -> str:
     """The guide ``guide: null`` resolves to: the deployment's for the kind, else built-in."""
     try:
-        configured = setting(f"memory.default_guide.{memory.kind}")
+        configured: str | None = setting(f"memory.default_guide.{memory.kind}")
     except KeyError:
         configured = None
     if configured is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
@@ -44,8 +44,10 @@ class Seat:
             raise PermissionDenied(f"this needs the {role} role")
 
 
-def workspaces_of(user: AbstractBaseUser) -> list[tuple[Workspace, Role]]:
+def workspaces_of(user: User | AnonymousUser) -> list[tuple[Workspace, Role]]:
     """The workspaces a user may open, by name, each with the user's role there."""
+    if not user.is_authenticated:  # (panel pages let no one else in)
+        return []
     if user.is_superuser:
         return [(w, Role.ADMIN) for w in Workspace.objects.order_by("name", "id")]
     memberships = Membership.objects.filter(user=user).select_related("workspace")
@@ -53,8 +55,10 @@ def workspaces_of(user: AbstractBaseUser) -> list[tuple[Workspace, Role]]:
     return sorted(found, key=lambda pair: (pair[0].name, pair[0].id))
 
 
-def seat(user: AbstractBaseUser, workspace_id: str) -> Seat:
+def seat(user: User | AnonymousUser, workspace_id: str) -> Seat:
     """The user's seat in a workspace; 404 where the user is no member."""
+    if not user.is_authenticated:  # a member of no workspace (panel pages let no one in)
+        raise Http404("no such workspace")
     if user.is_superuser:
         workspace = Workspace.objects.filter(pk=workspace_id).first()
         role = Role.ADMIN

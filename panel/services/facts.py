@@ -31,7 +31,7 @@ class VersionsPage:
     older: FactVersion | None  # the version just older than the page, for its last diff
 
 
-def versions_page(scope: FactScope, fact: Fact, number: object) -> VersionsPage:
+def versions_page(scope: FactScope, fact: Fact, number: int | str | None) -> VersionsPage:
     """One page of a fact's versions, sliced in the database (a count, the page, and the one
     version before it: three queries whatever the history holds). A page number past the end
     shows the last page and one that is no number the first, as a file's history does."""

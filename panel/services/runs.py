@@ -13,7 +13,7 @@ from django.db.models.functions import Coalesce
 
 from facts.models import FACT_ID_PREFIX, Fact, FactVersion
 from filememory.models import Revision
-from memoryhub.models import AuditEvent, Memory, Run, ToolCall
+from memoryhub.models import AuditEvent, Memory, Run, Thread, ToolCall
 from threads.models import RunMount, ThreadMount
 
 ROWS = 200  # of each list on a run's page; the page says when it left more out
@@ -28,7 +28,7 @@ def _count(rows: QuerySet, by: str) -> Coalesce:
     return Coalesce(Subquery(counted), 0)
 
 
-def with_counts(threads: QuerySet) -> QuerySet:
+def with_counts(threads: QuerySet[Thread]) -> QuerySet[Thread]:
     """Threads with their runs counted, their last run's time and their mounts (one query
     for the page, one for its mounts)."""
     runs = Run.objects.filter(thread=OuterRef("pk"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
+from typing import TYPE_CHECKING
 
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import views as auth_views
@@ -45,7 +46,13 @@ def panel_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
     return page
 
 
-class ThrottledLogin:
+if TYPE_CHECKING:
+    _LoginForm = AuthenticationForm  # what the mixin is mixed into, for the type checker
+else:
+    _LoginForm = object
+
+
+class ThrottledLogin(_LoginForm):
     """A login form whose attempts count (panel.services.logins): past the limits it refuses
     with the reason, before it checks the password."""
 
@@ -56,6 +63,7 @@ class ThrottledLogin:
         password = self.cleaned_data.get("password")
         if username is None or not password:
             return super().clean()  # nothing to check, nothing to count
+        assert self.request is not None  # the login views pass it, the admin's too
         try:
             attempt = logins.begin(username, client_address(self.request))
         except ApiError as error:
@@ -78,9 +86,11 @@ class LoginView(auth_views.LoginView):
     template_name = "panel/login.html"
     authentication_form = LoginForm
     redirect_authenticated_user = True
-    next_page = reverse_lazy("panel:index")
+    # Django takes a lazy URL here (django-stubs says str), as for LogoutView below.
+    next_page = reverse_lazy("panel:index")  # type: ignore[assignment]
 
-    def form_invalid(self, form: LoginForm) -> HttpResponse:
+    # This view's form is always a LoginForm (authentication_form).
+    def form_invalid(self, form: LoginForm) -> HttpResponse:  # type: ignore[override]
         response = super().form_invalid(form)
         if form.refusal is not None:  # 429 and Retry-After, with the form and its reason
             response.status_code = form.refusal.status
@@ -90,7 +100,7 @@ class LoginView(auth_views.LoginView):
 
 
 class LogoutView(auth_views.LogoutView):
-    next_page = reverse_lazy("panel:login")
+    next_page = reverse_lazy("panel:login")  # type: ignore[assignment]
 
 
 def refused(

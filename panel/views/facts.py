@@ -75,7 +75,7 @@ def fact_detail(
         "agent": _agent(here, agent_id),
         "fact": fact,
         "page": shown.page,
-        "rows": _version_rows(shown.page.object_list, shown.older),
+        "rows": _version_rows(list(shown.page.object_list), shown.older),
     }
     return render(request, "panel/facts/detail.html", context)
 

@@ -3,6 +3,8 @@ deleting one with If-Match (the catalog's own serializers and services)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, QueryDict
@@ -127,7 +129,11 @@ def memory_edit(request: HttpRequest, workspace_id: str, memory_id: str) -> Http
     here.principal.require(Permission.WRITE)
     memory = memories.get_memory(here.principal, memory_id)
     takes_always_load = catalog.kind_named(memory.kind).always_load
-    context = {"seat": here, "memory": memory, "takes_always_load": takes_always_load}
+    context: dict[str, Any] = {
+        "seat": here,
+        "memory": memory,
+        "takes_always_load": takes_always_load,
+    }
     if request.method != "POST":
         context["form"] = _form_of(memory)
         return render(request, TEMPLATES + "form.html", context)

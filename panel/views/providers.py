@@ -45,8 +45,9 @@ def _config(post: QueryDict) -> dict:
     if post.get("base_url", "").strip():
         config["base_url"] = post["base_url"]
     for name in ("connect_timeout", "read_timeout"):
-        if post.get(name, "").strip():
-            config[name] = _number(post[name].strip())
+        raw = post.get(name, "").strip()
+        if raw:
+            config[name] = _number(raw)
     return config
 
 

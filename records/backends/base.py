@@ -12,6 +12,7 @@ Every failure becomes an :class:`~memoryhub.errors.ApiError`:
 
 from __future__ import annotations
 
+import builtins
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -341,7 +342,7 @@ class RecordBackend:
             namespace=item.get("user_id") if isinstance(item.get("user_id"), str) else None,
         )
 
-    def results_of(self, answer: Answer, *, write: bool = False) -> list:
+    def results_of(self, answer: Answer, *, write: bool = False) -> builtins.list:
         data = answer.data
         if isinstance(data, dict) and isinstance(data.get("results"), list):
             return data["results"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from contextlib import nullcontext
 from datetime import timedelta
+from typing import TypeGuard
 
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
@@ -27,7 +28,7 @@ logger = logging.getLogger(__name__)
 RECENT = timedelta(seconds=60)
 
 
-def _is_outage(error: ApiError | None) -> bool:
+def _is_outage(error: ApiError | None) -> TypeGuard[ApiError]:
     """A failure of the provider itself (not our outbound policy, not a 404 it answered)."""
     if error is None or not str(error.extra.get("dependency", "")).startswith("memory:"):
         return False

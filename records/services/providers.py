@@ -360,7 +360,8 @@ class ProviderChange(TypedDict, total=False):
 def credential_of(provider: MemoryProvider) -> dict | None:
     """The decrypted credential. Never log it, never return it."""
     try:
-        return crypto.decrypt_json(provider.credential_encrypted)
+        credential: dict | None = crypto.decrypt_json(provider.credential_encrypted)
+        return credential
     except crypto.CredentialError:
         raise ApiError(
             503,
@@ -496,11 +497,9 @@ def _refuse_move(provider: MemoryProvider, config: dict) -> None:
         )
     # One lock for all its namespaces: no adoption on the new backend until this commits.
     namespaces.lock_backend(key)
+    held = Memory.objects.filter(provider=provider, namespace__isnull=False)
     namespaces.refuse_taken(
-        key,
-        Memory.objects.filter(provider=provider, namespace__isnull=False).values_list(
-            "namespace", flat=True
-        ),
+        key, [name for name in held.values_list("namespace", flat=True) if name is not None]
     )
 
 

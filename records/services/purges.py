@@ -83,7 +83,8 @@ class Claim:
 
 def backoff(attempts: int) -> int:
     """Seconds to wait after the ``attempts``-th failed try: 30 s, 60 s, 120 s ... 1 h."""
-    return min(BACKOFF_BASE_SECONDS * 2 ** max(attempts - 1, 0), BACKOFF_MAX_SECONDS)
+    factor: int = 2 ** max(attempts - 1, 0)  # a whole number: the exponent is not negative
+    return min(BACKOFF_BASE_SECONDS * factor, BACKOFF_MAX_SECONDS)
 
 
 def schedule(job_id: str, countdown: int | None = None, tries: int | None = None) -> None:
@@ -109,6 +110,8 @@ def send_after_commit(job_id: str) -> None:
 
 def enqueue_purge(principal: Principal, memory: Memory) -> PurgeJob:
     """Inside the transaction that deletes ``memory``: the outbox row, and the task on commit."""
+    # Only a memory with a provider and a namespace has records to purge (kind.on_delete).
+    assert memory.provider_id is not None and memory.namespace is not None
     job = PurgeJob.objects.create(
         workspace_id=memory.workspace_id,
         provider_id=memory.provider_id,

@@ -139,17 +139,20 @@ LIST_OFFSET = Rule(
 # --- the services ---------------------------------------------------------------------------
 
 
-def _call(memory: Memory, work: Callable[[RecordBackend], T]) -> T:
-    require_enabled(memory.provider)
-    backend = backend_of(memory.provider)
+def _call(memory: Memory, work: Callable[[RecordBackend, str], T]) -> T:
+    """``work`` on the memory's backend and namespace (a record memory has both)."""
+    provider, namespace = memory.provider, memory.namespace
+    assert provider is not None and namespace is not None
+    require_enabled(provider)
+    backend = backend_of(provider)
     try:
-        result = work(backend)
+        result = work(backend, namespace)
     except ApiError as error:
-        health.note(memory.provider, error)
+        health.note(provider, error)
         raise
     finally:
         backend.close()
-    health.note(memory.provider, None)
+    health.note(provider, None)
     return result
 
 
@@ -158,7 +161,7 @@ def _audited_write(
     memory: Memory,
     action: str,
     record_id: str | None,
-    work: Callable[[RecordBackend], T],
+    work: Callable[[RecordBackend, str], T],
     details: dict | None = None,
 ) -> T:
     """Runs a write and audits it; an unconfirmed write is audited as such, then raised."""
@@ -190,7 +193,7 @@ def list_records(
 ) -> Page:
     principal.require(Permission.READ)
     target = get_record_memory(principal, memory)
-    return _call(target, lambda b: b.list(target.namespace, limit=limit, offset=offset))
+    return _call(target, lambda b, namespace: b.list(namespace, limit=limit, offset=offset))
 
 
 def search_records(
@@ -198,13 +201,13 @@ def search_records(
 ) -> list[Record]:
     principal.require(Permission.READ)
     target = get_record_memory(principal, memory)
-    return _call(target, lambda b: b.search(target.namespace, query, k))
+    return _call(target, lambda b, namespace: b.search(namespace, query, k))
 
 
 def get_record(principal: Principal, memory: Memory | str, record_id: str) -> Record:
     principal.require(Permission.READ)
     target = get_record_memory(principal, memory)
-    record = _call(target, lambda b: b.get(target.namespace, record_id))
+    record = _call(target, lambda b, namespace: b.get(namespace, record_id))
     if record is None:
         raise ApiError(404, "record not found")
     return record
@@ -226,7 +229,7 @@ def add_record(
         target,
         "record.add",
         None,
-        lambda b: b.add(target.namespace, text, metadata),
+        lambda b, namespace: b.add(namespace, text, metadata),
         details,
     )
 
@@ -250,7 +253,7 @@ def update_record(
         target,
         "record.update",
         record_id,
-        lambda b: b.update(target.namespace, record_id, text=text, metadata=metadata),
+        lambda b, namespace: b.update(namespace, record_id, text=text, metadata=metadata),
         details,
     )
 
@@ -265,6 +268,6 @@ def delete_record(
         target,
         "record.delete",
         record_id,
-        lambda b: b.delete(target.namespace, record_id),
+        lambda b, namespace: b.delete(namespace, record_id),
         details,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
+from typing import Any
 
 from django.db import IntegrityError, transaction
 
@@ -188,7 +189,7 @@ def join_first_run_mounts(thread: Thread, run: Run) -> None:
 
 
 def _join(thread: Thread, candidates: list, strict: bool) -> int:
-    def field(m, key):
+    def field(m: Any, key: str) -> Any:
         return m[key] if isinstance(m, dict) else getattr(m, key)
 
     existing = thread_mounts(thread)

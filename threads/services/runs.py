@@ -152,8 +152,9 @@ def own_run(principal: Principal) -> AcceptedRun:
     run = RUNS.get(pk=principal.run.id)
     frozen = list(RunMount.objects.filter(run=run))
     # Erasing the run's person cleared what it received: it is then empty.
-    received = {"context": run.context or "", "tools": run.tools_offered or []}
-    return AcceptedRun(run=run, token="", mounts=frozen, **received)
+    return AcceptedRun(
+        run=run, token="", mounts=frozen, context=run.context or "", tools=run.tools_offered or []
+    )
 
 
 def end_run(principal: Principal, run_id: str) -> Run:

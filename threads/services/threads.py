@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from memoryhub import audit
 from memoryhub.errors import ApiError
@@ -65,7 +66,7 @@ def get_thread(principal: Principal, thread_id: str, *, lock: bool = False) -> T
     return get_in_workspace(THREADS, principal, thread_id, "thread", lock=lock)
 
 
-def list_threads(principal: Principal):
+def list_threads(principal: Principal) -> QuerySet[Thread]:
     """The workspace's threads, newest first (``threads.filters`` narrows them)."""
     principal.require(Permission.READ)
     return THREADS.filter(workspace_id=principal.workspace_id).order_by("-created_at", "id")

@@ -64,7 +64,9 @@ def _offered(run: Run, key: str, kind: MemoryKind, arguments: dict) -> tuple[Run
         names = ", ".join(m.name for m in of_kind)
         raise ApiError(422, f"memory must be one of: {names}")
     checked = tool.check(arguments)
-    return named or _named(of_kind, checked["memory"]), tool, checked
+    mount = named or _named(of_kind, checked["memory"])
+    assert mount is not None  # the tool's check takes only the name of one of of_kind
+    return mount, tool, checked
 
 
 def _named(mounts: list[RunMount], name: object) -> RunMount | None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TextIO
 
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, OutputWrapper
 
 from hub.transfer import Scope, export_lines
 from memoryhub.management.base import MemoryhubCommand
@@ -34,9 +35,9 @@ class Command(MemoryhubCommand):
         scope = self._scope(workspace, options["agent"], options["memory"])
         if output == "-" and self.as_json:
             raise CommandError("--json prints the summary on stdout: give --output FILE")
-        counts = Counter()
+        counts: Counter[str] = Counter()
         with ExitStack() as stack:
-            target = self.stdout
+            target: OutputWrapper | TextIO = self.stdout
             if output != "-":
                 target = stack.enter_context(Path(output).open("w", encoding="utf-8"))
             lines = export_lines(scope, with_records=not options["no_records"])

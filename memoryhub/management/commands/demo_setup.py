@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import secrets
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError
+from django.core.management.base import CommandParser
 from django.db import transaction
 
 from memoryhub.management.base import MemoryhubCommand
@@ -18,13 +20,13 @@ from memoryhub.services.workspaces import create_api_key, create_workspace
 class Command(MemoryhubCommand):
     help = "Create the demo workspace, a write API key and a panel login (for make run)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--data-dir", required=True, help="where the demo credentials live")
         parser.add_argument(
             "--base-url", default="http://127.0.0.1:8000", help="where memoryhub is served"
         )
 
-    def handle(self, *args, data_dir: str, base_url: str, **options) -> None:
+    def handle(self, *args: Any, data_dir: str, base_url: str, **options: Any) -> None:
         path = Path(data_dir) / "demo-credentials.json"
         demo = json.loads(path.read_text()) if path.exists() else {}
         if not Workspace.objects.filter(pk=demo.get("workspace_id")).exists():

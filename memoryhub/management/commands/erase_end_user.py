@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from django.core.management.base import CommandError
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
 
 from memoryhub.management.base import MemoryhubCommand
 from memoryhub.services.end_users import (
@@ -21,11 +23,11 @@ class Command(MemoryhubCommand):
     )
     deletes = True
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("workspace", help="workspace id (ws_...) or name")
         parser.add_argument("person", help="the end user's id, as the runtime sends it")
 
-    def handle(self, *args, workspace: str, person: str, **options) -> None:
+    def handle(self, *args: Any, workspace: str, person: str, **options: Any) -> None:
         principal = self.principal(self.workspace(workspace))
         self.end_user(principal.workspace, person)  # a clear refusal for an unknown person
         erase = preview_erasure if self.dry_run else erase_end_user

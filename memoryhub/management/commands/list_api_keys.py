@@ -1,3 +1,7 @@
+from typing import Any
+
+from django.core.management.base import CommandParser
+
 from memoryhub.management.base import MemoryhubCommand
 from memoryhub.models import ApiKey
 
@@ -5,11 +9,11 @@ from memoryhub.models import ApiKey
 class Command(MemoryhubCommand):
     help = "List a workspace's API keys (never their secrets), revoked ones with --all."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("workspace", help="workspace id (ws_...) or name")
         parser.add_argument("--all", action="store_true", help="revoked keys too")
 
-    def handle(self, *args, workspace: str, all: bool, **options) -> None:
+    def handle(self, *args: Any, workspace: str, all: bool, **options: Any) -> None:
         keys = ApiKey.objects.filter(workspace=self.workspace(workspace)).order_by("created_at")
         if not all:
             keys = keys.filter(revoked_at__isnull=True)

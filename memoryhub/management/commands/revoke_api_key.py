@@ -1,4 +1,6 @@
-from django.core.management.base import CommandError
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
 
 from memoryhub.management.base import MemoryhubCommand
 from memoryhub.models import ApiKey
@@ -9,10 +11,10 @@ class Command(MemoryhubCommand):
     help = "Revoke an API key for good: it is refused from then on (the row stays, audited)."
     deletes = True
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("key", help="the key's id (key_..., from list_api_keys)")
 
-    def handle(self, *args, key: str, **options) -> None:
+    def handle(self, *args: Any, key: str, **options: Any) -> None:
         found = ApiKey.objects.select_related("workspace").filter(pk=key).first()
         if found is None:
             raise CommandError(f"no API key {key!r}")
