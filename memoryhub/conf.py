@@ -49,8 +49,10 @@ DEFAULTS: dict[str, Any] = {
     "facts.index_max_postings": 5_000_000,
     "outbound.allow_private": False,
     "outbound.allow_http": False,
-    # MCP sessions over HTTP one credential (an API key, a run token) may hold open at once.
+    # MCP sessions over HTTP one credential (an API key, a run token) may hold open at once,
+    # and all credentials of one workspace together (a run key can mint run tokens freely).
     "mcp.sessions_per_credential": 32,
+    "mcp.sessions_per_workspace": 256,
 }
 
 # Settings whose environment variable has a name of its own (documented in docs/deployment.md).

@@ -7,8 +7,9 @@ process, and several processes need the proxy to keep a session (``Mcp-Session-I
 
 The SDK opens a session for any ``initialize`` and ends one on any ``DELETE`` that names it.
 The gate lets a session be opened only with credentials that can act, binds it to them, and
-caps how many one credential holds open, so that no one can fill the process's sessions or
-end another client's (and with it the run its API key opened).
+caps how many one credential and one workspace (whose run key can mint run tokens) hold open,
+so that no one can fill the process's sessions or end another client's (and with it the run
+its API key opened).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
+from typing import NamedTuple
 
 from django.conf import settings
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
@@ -74,6 +76,10 @@ def sessions_per_credential() -> int:
     return int(setting("mcp.sessions_per_credential"))
 
 
+def sessions_per_workspace() -> int:
+    return int(setting("mcp.sessions_per_workspace"))
+
+
 def no_session() -> ApiError:
     """Another's session answers as an unknown one: nobody learns which sessions exist."""
     return ApiError(
@@ -81,12 +87,20 @@ def no_session() -> ApiError:
     )
 
 
-def too_many_sessions(cap: int) -> ApiError:
+def too_many_sessions(cap: int, holder: str = "these credentials") -> ApiError:
     return ApiError(
         429,
-        f"these credentials hold at most {cap} open MCP sessions: end one (DELETE /mcp with "
+        f"{holder} hold at most {cap} open MCP sessions: end one (DELETE /mcp with "
         "its Mcp-Session-Id) or let one idle out before opening another",
     )
+
+
+class Holder(NamedTuple):
+    """Who holds a session: the credential that opened it (:attr:`Credentials.identity`)
+    and the workspace it acts in."""
+
+    identity: str
+    workspace: str
 
 
 class SessionGate:
@@ -94,7 +108,8 @@ class SessionGate:
 
     - A request without credentials is 401; one that would open a session (no
       ``Mcp-Session-Id``) needs credentials :func:`check_credentials` accepts (REST's
-      401/403/422) and room under :func:`sessions_per_credential` (429).
+      401/403/422, an ended run's token 401 ``run_ended``) and room under
+      :func:`sessions_per_credential` and :func:`sessions_per_workspace` (429).
     - A request naming a session must carry the credentials that opened it (404 otherwise,
       its DELETE included), compared by hash: :attr:`Credentials.identity`.
     - A body nested deeper than :data:`memoryhub.parsers.MAX_DEPTH` is 400 before the SDK
@@ -107,8 +122,8 @@ class SessionGate:
     def __init__(self, app: ASGIApp, open_sessions: Callable[[], Collection[str]]) -> None:
         self.app = app
         self.open_sessions = open_sessions
-        self.owners: dict[str, str] = {}  # session id -> the identity that opened it
-        self.opening: Counter[str] = Counter()  # identity -> its initializes in flight
+        self.owners: dict[str, Holder] = {}  # session id -> who opened it
+        self.opening: Counter[Holder] = Counter()  # who -> their initializes in flight
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] != PATH:
@@ -116,7 +131,7 @@ class SessionGate:
             return
         # As the SDK reads them: the first of a repeated header.
         headers = Headers(scope=scope)
-        opening = None
+        opening, holder = None, None
         try:
             if not _sessionless(headers):
                 identity = credentials_from_headers(headers).identity
@@ -129,59 +144,64 @@ class SessionGate:
                     opening = identity
             receive = await _checked_body(scope, receive)
             if opening is not None:
-                await self._admit(opening, headers)
+                holder = await self._admit(opening, headers)
         except Exception as exc:  # noqa: BLE001 - a refusal, or the database down (503)
             error = from_exception(exc)
             if error is None:
                 raise
             await answer(send, error)
             return
-        if opening is None:
+        if holder is None:
             await self.app(scope, receive, send)
         else:
-            await self._serve_opening(opening, scope, receive, send)
+            await self._serve_opening(holder, scope, receive, send)
 
     def _check_owner(self, session: str, identity: str) -> None:
         owner = self.owners.get(session)
         if owner is not None and session not in self.open_sessions():
             del self.owners[session]  # it ended (its DELETE, its idle timeout)
             owner = None
-        if owner != identity:
+        if owner is None or owner.identity != identity:
             raise no_session()
 
-    def _count(self, identity: str) -> int:
-        """The identity's open sessions and openings in flight (ended sessions forgotten)."""
+    def _held(self) -> list[Holder]:
+        """Who holds each open session and each opening in flight (ended sessions forgotten)."""
         alive = self.open_sessions()
         self.owners = {sid: who for sid, who in self.owners.items() if sid in alive}
-        return sum(who == identity for who in self.owners.values()) + self.opening[identity]
+        return [*self.owners.values(), *self.opening.elements()]
 
-    async def _admit(self, identity: str, headers: Mapping[str, str]) -> None:
+    async def _admit(self, identity: str, headers: Mapping[str, str]) -> Holder:
         """Checked credentials with room for one more session, reserved for them."""
-        await in_thread(check_credentials, credentials_from_headers(headers))
-        cap = sessions_per_credential()
-        if self._count(identity) >= cap:  # no await from the count to the reservation
-            raise too_many_sessions(cap)
-        self.opening[identity] += 1
+        workspace = await in_thread(check_credentials, credentials_from_headers(headers))
+        held = self._held()  # no await from the count to the reservation
+        per_credential, per_workspace = sessions_per_credential(), sessions_per_workspace()
+        if sum(h.identity == identity for h in held) >= per_credential:
+            raise too_many_sessions(per_credential)
+        if sum(h.workspace == workspace for h in held) >= per_workspace:
+            raise too_many_sessions(per_workspace, "the credentials of this workspace together")
+        holder = Holder(identity, workspace)
+        self.opening[holder] += 1
+        return holder
 
     async def _serve_opening(
-        self, identity: str, scope: Scope, receive: Receive, send: Send
+        self, holder: Holder, scope: Scope, receive: Receive, send: Send
     ) -> None:
-        """The SDK opens the session; its id, in the answer's header, is bound to ``identity``."""
+        """The SDK opens the session; its id, in the answer's header, is bound to ``holder``."""
         pending = True
 
         def settle() -> None:
             nonlocal pending
             if pending:
                 pending = False
-                self.opening[identity] -= 1
-                if not self.opening[identity]:
-                    del self.opening[identity]
+                self.opening[holder] -= 1
+                if not self.opening[holder]:
+                    del self.opening[holder]
 
         async def bind(message: Message) -> None:
             if message["type"] == "http.response.start":
                 session = _header(message, MCP_SESSION_ID_HEADER)
                 if session and message["status"] < 400:
-                    self.owners[session] = identity
+                    self.owners[session] = holder
                 settle()  # the session, if one was opened, now counts as open
             await send(message)
 

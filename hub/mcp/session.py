@@ -121,13 +121,18 @@ def _run_token_session(credentials: Credentials) -> McpSession:
     return McpSession(credentials.run_token, _paths(credentials, bool(run.end_user_id)))
 
 
-def check_credentials(credentials: Credentials) -> None:
-    """Refuse credentials :func:`open_session` would refuse (401/403/422), opening nothing:
-    over HTTP an MCP session is opened only for credentials that can act."""
+def check_credentials(credentials: Credentials) -> str:
+    """The id of the workspace these credentials act in, or the refusal of those that can't
+    act (401/403/422), opening nothing: over HTTP an MCP session is opened only for
+    credentials that can act. An ended run's token is REST's 401 ``run_ended``."""
     if credentials.run_token:
-        _run_token_session(credentials)
-    else:
-        _key_session(credentials).key.require(Permission.RUN)
+        principal = principal_for_run_token(credentials.run_token)
+        principal.require(Permission.RUN)
+        _paths(credentials, bool(run_of(principal).end_user_id))
+        return principal.workspace_id
+    key = _key_session(credentials).key
+    key.require(Permission.RUN)
+    return key.workspace_id
 
 
 def open_session(credentials: Credentials) -> McpSession:

@@ -3,8 +3,9 @@ the server do: raw HTTP requests against the live server, as an attacker would s
 
 A session is opened only with credentials that could act (REST's 401/403/422 otherwise), and
 answers only them: no credentials are 401, others 404 (as for an unknown session, so that
-nobody learns which sessions exist). Each credential holds at most
-``mcp.sessions_per_credential`` open sessions (429 beyond).
+nobody learns which sessions exist). An ended run's token opens none (REST's 401
+``run_ended``). Each credential holds at most ``mcp.sessions_per_credential`` open sessions,
+and all credentials of a workspace together ``mcp.sessions_per_workspace`` (429 beyond).
 """
 
 from __future__ import annotations
@@ -146,6 +147,19 @@ def test_initialize_needs_credentials_that_can_act(live):
     assert statuses(person) == ["running"]
 
 
+def test_an_ended_runs_token_opens_no_session(live):
+    run = new_run(live, live.home, unique("ned"))
+    live.call("POST", f"/api/v1/runs/{run['id']}/end", live.home.keys["run"])
+    ended = headers_for(run_token=run["token"])
+    refused = post(live.mcp_url, INITIALIZE, ended)
+    error = assert_refused(refused, 401, "unauthenticated", "the run has ended")
+    assert error["reason"] == "run_ended"
+    # REST's answer to the same token acting.
+    fact = {"path": "notes/", "text": "too late"}
+    rest = live.rest("POST", "/v0/memory/facts", "", headers=ended, json=fact)
+    assert (rest.status_code, rest.json()) == (401, refused.json())
+
+
 # -- using and ending it --------------------------------------------------------------------
 def test_a_session_answers_only_the_credentials_that_opened_it(live):
     url, alice, mallory = live.mcp_url, unique("alice"), unique("mallory")
@@ -226,6 +240,48 @@ def test_open_sessions_are_capped_per_credential(live, capped_url):
     assert eventually(
         lambda: post(url, INITIALIZE, first).status_code == 200, IDLE_SECONDS + TIMEOUT
     )
+
+
+WORKSPACE_CAP = 3
+
+
+@pytest.fixture(scope="module")
+def workspace_capped_url(live) -> Iterator[str]:
+    """A server on the same database that keeps three sessions a workspace."""
+    port = free_port()
+    server = _serve(port, MEMORYHUB_MCP_SESSIONS_PER_WORKSPACE=str(WORKSPACE_CAP))
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}", server)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop(server)
+
+
+def test_open_sessions_are_capped_per_workspace(live, workspace_capped_url):
+    """A run key mints run tokens at will: each fresh token is far under its own cap, and
+    all of them, and the workspace's API keys, share the workspace's."""
+    url = workspace_capped_url
+    minted = [
+        headers_for(run_token=new_run(live, live.home, None)["token"])
+        for _ in range(WORKSPACE_CAP + 1)
+    ]
+    sessions = [open_session(url, headers) for headers in minted[:WORKSPACE_CAP]]
+    cap = f"at most {WORKSPACE_CAP}"
+    error = assert_refused(post(url, INITIALIZE, minted[-1]), 429, "rate_limited", cap)
+    assert "workspace" in error["message"] and "DELETE" in error["message"]
+    key_client = key_config(live.home, person := unique("uma"))
+    assert_refused(post(url, INITIALIZE, key_client), 429, "rate_limited", cap)
+    assert statuses(person) == []  # no run was opened for the refused key
+
+    # Another workspace still opens one, and the workspace's sessions still work.
+    other = key_config(live.other, unique("vic"))
+    assert "save_memory" in tool_names(url, other, open_session(url, other))
+    assert "save_memory" in tool_names(url, minted[0], sessions[0])
+
+    # A session that ends leaves room for any credential of the workspace.
+    assert delete(url, minted[0], sessions[0]).status_code == 200
+    assert "save_memory" in tool_names(url, minted[-1], open_session(url, minted[-1]))
+    assert_refused(post(url, INITIALIZE, minted[0]), 429, "rate_limited", cap)
 
 
 # -- untrusted bodies and URIs --------------------------------------------------------------
