@@ -60,7 +60,9 @@ def client_address(request: HttpRequest) -> str:
     for hop in reversed(hops):
         if not _is_proxy(hop):
             return hop[:64]
-    return hops[0][:64] if hops else address
+    # Every hop trusted ("*"): the rightmost is what the nearest proxy wrote; those to its
+    # left may be the client's own invention.
+    return hops[-1][:64] if hops else address
 
 
 def is_api_path(path: str) -> bool:

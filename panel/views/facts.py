@@ -52,10 +52,8 @@ def fact_list(request: HttpRequest, workspace_id: str, agent_id: str) -> HttpRes
             page = reading.list_facts(scope, **parse(FactListQuerySerializer, request.GET))
             context.update(facts=page.facts, next=page.next)
     except ApiError as error:
-        if error.status == 404:
-            raise
-        context.update(facts=[], error=error)
-        return render(request, "panel/facts/list.html", context, status=error.status)
+        context["facts"] = []
+        return refused(request, error, context, "panel/facts/list.html")
     return render(request, "panel/facts/list.html", context)
 
 
@@ -124,10 +122,7 @@ def fact_edit(request: HttpRequest, workspace_id: str, agent_id: str, fact_id: s
             confidence=validation.CONFIDENCE(_number(request.POST.get("confidence", ""))),
         )
     except ApiError as error:
-        if error.status == 404:
-            raise
-        context["error"] = error
-        return render(request, "panel/facts/edit.html", context, status=error.status)
+        return refused(request, error, context, "panel/facts/edit.html")
     messages.success(request, f"Saved version {version.version} of {fact.public_id}.")
     return redirect("panel:fact", workspace_id=workspace_id, agent_id=agent_id, fact_id=fact_id)
 

@@ -250,3 +250,14 @@ def test_logins_go_on_when_the_cache_is_down(staff, settings, caplog):
     assert log_in(client, staff, PASSWORD).status_code == 302
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert any("login throttle unavailable" in r.getMessage() for r in warnings)
+
+
+def test_trusting_every_sender_still_counts_the_address_the_proxy_saw(db, settings):
+    # FORWARDED_ALLOW_IPS="*" trusts every hop: the leftmost entries are the client's own.
+    settings.FORWARDED_ALLOW_IPS = ["*"]
+    seen = unique_address()
+    for _ in range(ADDRESS_LIMIT):
+        client = Client(HTTP_X_FORWARDED_FOR=f"{unique_address()}, {seen}")
+        assert log_in(client, unique_name("guess"), "wrong").status_code == 200
+    client = Client(HTTP_X_FORWARDED_FOR=f"{unique_address()}, {seen}")
+    assert log_in(client, unique_name("guess"), "wrong").status_code == 429
