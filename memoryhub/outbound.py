@@ -13,8 +13,10 @@ own network. So by default only public addresses over HTTPS are reached:
   machine's own credentials.
 
 An IPv6 address that carries an IPv4 address (IPv4-mapped ``::ffff:a.b.c.d``,
-IPv4-compatible ``::a.b.c.d``, NAT64 ``64:ff9b::/96``, 6to4 ``2002::/16``) is judged by the
-IPv4 address, which is where a connection to it ends up.
+IPv4-translated ``::ffff:0:a.b.c.d``, IPv4-compatible ``::a.b.c.d``, NAT64
+``64:ff9b::/96``, 6to4 ``2002::/16``) is judged by the IPv4 address, which is where a
+connection to it ends up. The IPv4-translated range, local-use NAT64 ``64:ff9b:1::/48``
+and the deprecated site-local ``fec0::/10`` are never public.
 
 :func:`check_url` checks an address when it is saved. :func:`session` builds a
 ``requests`` session that checks again at connection time: each connection resolves the
@@ -35,6 +37,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import NameResolutionError
+from urllib3.util import parse_url
 from urllib3.util.retry import Retry
 
 from memoryhub.conf import setting
@@ -61,6 +64,9 @@ NEVER: tuple[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str], ...] = t
     for network, what in (
         ("169.254.169.254/32", "the cloud metadata service"),  # AWS, GCP, Azure, Oracle...
         ("fd00:ec2::254/128", "the cloud metadata service"),  # AWS over IPv6
+        ("fd00:ec2::23/128", "the cloud credential service"),  # EKS Pod Identity
+        ("fd20:ce::254/128", "the cloud metadata service"),  # GCP over IPv6
+        ("fd00:42::42/128", "the cloud metadata service"),  # Scaleway over IPv6
         ("100.100.100.200/32", "the cloud metadata service"),  # Alibaba Cloud
         ("168.63.129.16/32", "the cloud host's service address"),  # Azure's WireServer
         ("169.254.0.0/16", "a link-local address"),
@@ -75,6 +81,10 @@ NEVER: tuple[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str], ...] = t
 NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")  # RFC 8215: the IPv4 may sit anywhere
 IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+IPV4_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")  # SIIT (RFC 2765): ::ffff:0:a.b.c.d
+# Never public, whatever Python's tables say: they lead to a translator's or a site's own
+# network (fec0::/10 is the deprecated site-local range, still routed on some networks).
+NOT_PUBLIC_IPV6 = (NAT64_LOCAL, IPV4_TRANSLATED, ipaddress.IPv6Network("fec0::/10"))
 
 
 def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
@@ -83,7 +93,8 @@ def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
         return ip.ipv4_mapped
     if ip.sixtofour is not None:
         return ip.sixtofour
-    if ip in NAT64 or (ip in IPV4_COMPATIBLE and int(ip) > 1):  # :: and ::1 are IPv6's own
+    # :: and ::1 are IPv6's own addresses, not IPv4-compatible forms.
+    if ip in NAT64 or ip in IPV4_TRANSLATED or (ip in IPV4_COMPATIBLE and int(ip) > 1):
         return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     return None
 
@@ -104,8 +115,10 @@ def never_allowed(address: str) -> str | None:
 
 def is_public(address: str) -> bool:
     """Whether an IP address is on the public internet (an embedded IPv4 by itself)."""
-    ip = _judged(address)
-    return ip.is_global and ip not in NAT64_LOCAL and never_allowed(address) is None
+    given = ipaddress.ip_address(address.split("%", 1)[0])
+    if any(given in network for network in NOT_PUBLIC_IPV6):
+        return False
+    return _judged(address).is_global and never_allowed(address) is None
 
 
 def check_address(address: str) -> None:
@@ -149,6 +162,20 @@ def check_url(url: str) -> None:
         raise OutboundRefused(
             f"{host} is the local host; this deployment allows only public addresses"
         )
+
+
+def connect_host(url: str) -> str:
+    """The ASCII host name a session's request to ``url`` connects to, lower-cased and
+    without a trailing dot; ValueError when the session could not send to it at all.
+
+    Found by preparing the URL as the session does (requests and urllib3: IDNA 2008 for a
+    non-ASCII name), never by another encoding: Python's ``"idna"`` codec is IDNA 2003 and
+    spells ``claßic.de`` as ``classic.de``, a different domain from the ``xn--claic-nqa.de``
+    the session reaches. Who compares addresses compares these.
+    """
+    prepared = requests.PreparedRequest()
+    prepared.prepare_url(url, None)  # InvalidURL and MissingSchema are ValueErrors
+    return (parse_url(prepared.url or "").host or "").rstrip(".").lower()
 
 
 def resolve_allowed(host: str, port: int) -> str:

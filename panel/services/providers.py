@@ -1,14 +1,17 @@
-"""What the panel shows of memory providers beyond the API's answers, and the edit form's
-"blank keeps the stored key" over the API's whole-credential replace (on the same server
-only: a new address needs its keys typed again, as the API's rule says)."""
+"""What the panel shows of memory providers beyond the API's answers. (The edit form's
+"blank keeps the stored key" is the service's ``credential_keys`` change, merged under the
+row's lock: records.services.providers.)"""
 
 from __future__ import annotations
+
+import re
 
 from django.db.models import Count, QuerySet
 
 from memoryhub.errors import ApiError
 from memoryhub.models import Memory, MemoryProvider
-from records.services import providers
+
+_ONE_ETAG = re.compile(r'"[0-9]+"')
 
 
 def with_memory_counts(rows: QuerySet[MemoryProvider]) -> QuerySet[MemoryProvider]:
@@ -20,21 +23,17 @@ def memories_using(provider: MemoryProvider) -> int:
     return Memory.objects.filter(provider=provider).count()
 
 
-def kept_credential(
-    provider: MemoryProvider, typed: dict[str, str], config: dict | None = None
-) -> dict[str, str]:
-    """The credential to store: the stored keys, each replaced by the one typed for it.
+def form_etag(posted: str) -> str:
+    """The ETag a provider form was read at, for If-Match: exactly one version.
 
-    The API replaces the whole credential; a form leaves a key it does not show blank, so
-    typing only a new admin key keeps the stored api key. With a new config that moves
-    the provider to another server (``providers.moves_address``) only the typed keys go:
-    the stored ones are never sent to another address. A stored credential that cannot be
-    decrypted is lost already: the typed keys replace it. Never shown, never logged.
+    The form always carries the one it was rendered with. ``*`` (any version) or a list
+    would let a form decided on one state of the provider change another, for example
+    keep the stored keys of a provider moved meanwhile; the API's callers may still send
+    them, a form never does.
     """
-    if config is not None and providers.moves_address(provider, config):
-        return typed
-    try:
-        stored = providers.credential_of(provider) or {}
-    except ApiError:
-        stored = {}
-    return {**stored, **typed}
+    etag = posted.strip()
+    if not _ONE_ETAG.fullmatch(etag):
+        raise ApiError(
+            412, 'the form must carry the one version it was read at (an ETag such as "3")'
+        )
+    return etag

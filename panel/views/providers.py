@@ -20,7 +20,7 @@ from memoryhub.models import MemoryProvider
 from memoryhub.rules import parse
 from panel.models import Role
 from panel.services.access import Seat, seat
-from panel.services.providers import kept_credential, memories_using, with_memory_counts
+from panel.services.providers import form_etag, memories_using, with_memory_counts
 from panel.views.base import panel_page, refused
 from records.api import provider_json
 from records.serializers import MemoryProviderChangeSerializer, MemoryProviderCreateSerializer
@@ -109,8 +109,9 @@ def _current(provider: MemoryProvider) -> dict:
 
 def _changes(provider: MemoryProvider, post: QueryDict) -> dict:
     """The fields the form changed, checked by the API's rules; a typed key replaces the
-    stored one, a blank one keeps it, except on a new address: there the service refuses
-    a move without keys, and only the typed keys go along."""
+    stored one, a blank one keeps it (the service's ``credential_keys``, merged under the
+    row's lock), except on a new address: there the service refuses a move without keys,
+    and only the typed keys go along."""
     body: dict = {"name": post.get("name", ""), "config": _config(post)}
     typed = _typed_credential(post)
     if typed:
@@ -121,8 +122,14 @@ def _changes(provider: MemoryProvider, post: QueryDict) -> dict:
     if values["config"] == provider.config:
         del values["config"]
     if typed:
-        values["credential"] = kept_credential(provider, values["credential"], values.get("config"))
+        values["credential_keys"] = values.pop("credential")
     return values
+
+
+def _saved(changes: dict) -> str:
+    """The changed fields' names, as the API names them."""
+    names = ("credential" if name == "credential_keys" else name for name in changes)
+    return ", ".join(sorted(names))
 
 
 @panel_page
@@ -144,14 +151,14 @@ def provider_edit(request: HttpRequest, workspace_id: str, provider_id: str) -> 
         changes = _changes(provider, request.POST)
         if changes:
             provider = providers.update_provider(
-                here.principal, provider_id, request.POST.get("etag", ""), **changes
+                here.principal, provider_id, form_etag(request.POST.get("etag", "")), **changes
             )
     except ApiError as error:
         if error.status == 412:  # changed meanwhile: show it as it is now, to decide again
             context["form"] = _current(providers.get_provider(here.principal, provider_id))
         return refused(request, error, context, "panel/providers/form.html")
     if changes:
-        messages.success(request, f"Saved {provider.name}: {', '.join(sorted(changes))}.")
+        messages.success(request, f"Saved {provider.name}: {_saved(changes)}.")
     else:
         messages.success(request, f"Nothing to save: {provider.name} is as it was.")
     return redirect("panel:providers", workspace_id=workspace_id)
@@ -174,7 +181,7 @@ def provider_enabled(request: HttpRequest, workspace_id: str, provider_id: str) 
     enabled = request.POST.get("enabled") == "true"
     try:
         providers.update_provider(
-            here.principal, provider_id, request.POST.get("etag", ""), enabled=enabled
+            here.principal, provider_id, form_etag(request.POST.get("etag", "")), enabled=enabled
         )
     except ApiError as error:
         return refused(request, error, context, "panel/providers/enabled.html")

@@ -45,17 +45,19 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 _HOST_LABEL = re.compile(r"(?!-)[a-z0-9_-]{1,63}(?<!-)")
 
 
-def _valid_host(netloc: str, host: str) -> bool:
-    """A DNS name (IDNA allowed) or a literal IP address: something a connection can reach."""
+def _valid_host(url: str) -> bool:
+    """A DNS name (IDNA allowed, as the HTTP client encodes it) or a literal IP address:
+    something a connection can reach."""
+    parts = urlsplit(url)
     try:
-        address = ipaddress.ip_address(host)
-        return "[" not in netloc or address.version == 6
+        address = ipaddress.ip_address(parts.hostname or "")
+        return "[" not in parts.netloc or address.version == 6
     except ValueError:
-        if "[" in netloc:  # brackets hold an IPv6 address, nothing else
+        if "[" in parts.netloc:  # brackets hold an IPv6 address, nothing else
             return False
     try:
-        ascii_host = host.rstrip(".").encode("idna").decode("ascii").lower()
-    except UnicodeError:
+        ascii_host = outbound.connect_host(url)
+    except ValueError:  # a name the client cannot send to (IDNA 2008 refuses it)
         return False
     labels = ascii_host.split(".")
     if labels[-1].isdigit():  # "1.2.3.4.5", "999.1.1.1": no top-level domain is numeric
@@ -64,8 +66,9 @@ def _valid_host(netloc: str, host: str) -> bool:
 
 
 def normalize_base_url(url: str) -> str:
-    """One spelling per server: scheme and host lower-cased, host in IDNA (ASCII), an IP
-    address in its compressed form, the scheme's default port and trailing slashes dropped,
+    """One spelling per server: scheme and host lower-cased, the host in the ASCII form the
+    HTTP client connects to (:func:`memoryhub.outbound.connect_host`), an IP address in
+    its compressed form, the scheme's default port and trailing slashes dropped,
     the path percent-decoded with its dot segments resolved (as HTTP clients send it).
 
     Only for comparing addresses (the backend key); the stored base_url keeps its spelling.
@@ -86,8 +89,8 @@ def _normalized(url: str) -> str:
         host = f"[{ip.compressed}]" if ip.version == 6 else ip.compressed
     except ValueError:
         try:
-            host = host.encode("idna").decode("ascii").lower()
-        except UnicodeError:  # not a valid base_url anyway; compare it as written
+            host = outbound.connect_host(url.strip())
+        except ValueError:  # not a valid base_url anyway; compare it as written
             host = host.lower()
     port = parts.port
     netloc = host if port is None or port == DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
@@ -165,7 +168,7 @@ def validate_base_url(value: str) -> str:
         raise ApiError(422, "config.base_url is not a valid URL (its host or port)") from None
     if parts.username or parts.password or "?" in url or "#" in url:
         raise ApiError(422, "config.base_url may not hold credentials, a query or a fragment")
-    if not _valid_host(parts.netloc, parts.hostname or ""):
+    if not _valid_host(url):
         raise ApiError(422, "config.base_url needs a host name or an IP address")
     if not _plain_path(parts.path):
         # One server, one spelling: "/x/..", "/%2e" or "//" would name the same backend
@@ -351,6 +354,9 @@ class ProviderChange(TypedDict, total=False):
     name: str
     config: dict
     credential: dict | None
+    # Instead of credential: some keys, each replacing the stored key of its name while the
+    # others stay (a form's blank key keeps the stored one); see _new_credential.
+    credential_keys: dict
     enabled: bool
 
 
@@ -432,8 +438,8 @@ def update_provider(
     principal: Principal, provider_id: str, if_match: str, **changes: Unpack[ProviderChange]
 ) -> MemoryProvider:
     """Changes the given fields, whose rules checked them; the type's rules are checked here.
-    A new base_url on another server needs a new credential in the same request, and may
-    not move the provider's namespaces where they are taken."""
+    A new base_url on another server needs a new credential (or new keys) in the same
+    request, and may not move the provider's namespaces where they are taken."""
     principal.require(Permission.WRITE)
     with transaction.atomic():
         provider = get_in_workspace(
@@ -444,12 +450,12 @@ def update_provider(
             fields["name"] = changes["name"]
         if "config" in changes:
             fields["config"] = config_for(provider.type, changes["config"])
-            if "credential" not in changes:
+            if "credential" not in changes and "credential_keys" not in changes:
                 _keep_credential_home(provider, fields["config"])
             _refuse_move(provider, fields["config"])
-        if "credential" in changes:
-            credential = credential_for(provider.type, changes["credential"])
-            fields["credential_encrypted"] = crypto.encrypt_json(credential)
+        if "credential" in changes or "credential_keys" in changes:
+            new = _new_credential(provider, fields.get("config"), changes)
+            fields["credential_encrypted"] = crypto.encrypt_json(credential_for(provider.type, new))
         if "enabled" in changes:
             fields["enabled"] = changes["enabled"]
         bump_version(provider, if_match, **fields)
@@ -459,6 +465,27 @@ def update_provider(
             principal, "memory_provider.update", "memory_provider", provider.id, fields=changed
         )
     return provider
+
+
+def _new_credential(
+    provider: MemoryProvider, config: dict | None, changes: ProviderChange
+) -> dict | None:
+    """The credential a change stores: the one given, or the keys given over the stored ones.
+
+    ``provider`` is the locked row: whether it stays on its server, and what it stores, are
+    read under the lock, never from an earlier read (a move committed in between would
+    otherwise take the stored keys to its new address). On a move only the keys given go.
+    """
+    if "credential" in changes:
+        return changes["credential"]
+    keys = changes["credential_keys"]
+    if config is not None and moves_address(provider, config):
+        return keys
+    try:
+        stored = credential_of(provider) or {}
+    except ApiError:  # a credential that cannot be decrypted is lost already
+        stored = {}
+    return {**stored, **keys}
 
 
 def _keep_credential_home(provider: MemoryProvider, config: dict) -> None:

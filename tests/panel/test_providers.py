@@ -448,3 +448,94 @@ def test_a_new_path_on_the_same_server_keeps_the_stored_keys(panel_admin, tenant
     )
     assert "Saved self-hosted: config." in done.content.decode()
     assert credential(oss_provider) == {"api_key": OSS_KEY, "admin_api_key": OSS_ADMIN_KEY}
+
+
+# --- the form's keys and version are judged under the row's lock (review of issue 38) -------
+
+
+@pytest.mark.parametrize("etag", ["*", '"1", "2"'])
+def test_a_form_not_at_one_version_is_refused_and_shown_as_it_is(
+    panel_admin, tenant, oss_provider, etag
+):
+    """A form always carries the one ETag it was read at: "*" would match any version."""
+    client = logged_in(panel_admin)
+    form = client.get(url(tenant, f"{oss_provider.id}/edit/")).context["form"]
+    response = client.post(
+        url(tenant, f"{oss_provider.id}/edit/"),
+        {**form, "etag": etag, "name": "Mine", "admin_api_key": NEW_KEY},
+    )
+    assert response.status_code == 412
+    assert 'role="alert"' in response.content.decode()
+    assert response.context["form"]["etag"] == '"1"'  # the form again, at the version now
+    shows_no_secret(response)
+    oss_provider.refresh_from_db()
+    assert (oss_provider.name, oss_provider.version) == ("self-hosted", 1)
+    assert credential(oss_provider)["admin_api_key"] == OSS_ADMIN_KEY
+
+
+def test_a_toggle_at_any_version_is_refused(panel_admin, tenant, oss_provider):
+    response = logged_in(panel_admin).post(
+        url(tenant, f"{oss_provider.id}/enabled/"), {"etag": "*", "enabled": "false"}
+    )
+    assert response.status_code == 412
+    oss_provider.refresh_from_db()
+    assert oss_provider.enabled and oss_provider.version == 1
+
+
+def test_blank_keys_never_follow_a_move_made_while_the_form_was_sent(
+    panel_admin, tenant, oss_provider, monkeypatch
+):
+    """The repro: the form's changes are read, then a write key moves the provider (with no
+    credential, as the API's rule asks), then the form's change is saved."""
+    import panel.views.providers as views
+
+    mover = tenant.api("write")
+    decided = views._changes
+
+    def moved_meanwhile(provider, post):
+        changes = decided(provider, post)
+        moved = mover.patch(
+            f"/api/v1/memory-providers/{provider.id}",
+            {"config": {"base_url": "https://evil.example.com"}, "credential": None},
+            HTTP_IF_MATCH='"1"',
+        )
+        assert moved.status_code == 200, moved.content
+        return changes
+
+    monkeypatch.setattr(views, "_changes", moved_meanwhile)
+    client = logged_in(panel_admin)
+    form = client.get(url(tenant, f"{oss_provider.id}/edit/")).context["form"]
+    client.post(
+        url(tenant, f"{oss_provider.id}/edit/"), {**form, "etag": "*", "admin_api_key": NEW_KEY}
+    )
+    oss_provider.refresh_from_db()
+    assert oss_provider.config["base_url"] == "https://evil.example.com"
+    stored = credential(oss_provider) or {}
+    assert OSS_KEY not in stored.values() and OSS_ADMIN_KEY not in stored.values()
+
+
+@pytest.mark.parametrize("new_url", ["https://mem0.claßic-ai.de", "https://mem0.CLAẞIC-ai.de"])
+def test_blank_keys_on_a_host_only_idna_2003_spells_the_same_are_refused(
+    panel_admin, tenant, new_url
+):
+    """The client sends to xn--claic-ai-sya.de: another domain than classic-ai.de."""
+    provider = factories.create_provider(
+        tenant.owner,
+        {
+            "type": "mem0_oss",
+            "name": "by name",
+            "config": {"base_url": "https://mem0.classic-ai.de"},
+            "credential": {"api_key": OSS_KEY, "admin_api_key": OSS_ADMIN_KEY},
+        },
+    )
+    client = logged_in(panel_admin)
+    form = client.get(url(tenant, f"{provider.id}/edit/")).context["form"]
+    response = client.post(
+        url(tenant, f"{provider.id}/edit/"),
+        {**form, "base_url": new_url, "api_key": "", "admin_api_key": ""},
+    )
+    assert response.status_code == 422
+    assert "needs its credential in the same request" in response.content.decode()
+    provider.refresh_from_db()
+    assert (provider.version, provider.config["base_url"]) == (1, "https://mem0.classic-ai.de")
+    assert credential(provider) == {"api_key": OSS_KEY, "admin_api_key": OSS_ADMIN_KEY}

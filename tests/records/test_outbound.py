@@ -248,6 +248,9 @@ NEVER_ALLOWED = [
     "169.254.10.1",
     "fe80::1",
     "fd00:ec2::254",
+    "fd00:ec2::23",  # EKS Pod Identity: hands out credentials
+    "fd20:ce::254",  # GCP's metadata over IPv6
+    "fd00:42::42",  # Scaleway's metadata over IPv6
     "100.100.100.200",
     "0.0.0.0",  # noqa: S104
     "::",
@@ -257,6 +260,7 @@ NEVER_ALLOWED = [
     "::ffff:169.254.169.254",
     "64:ff9b::a9fe:a9fe",
     "2002:a9fe:a9fe::",
+    "::ffff:0:a9fe:a9fe",  # IPv4-translated (SIIT)
 ]
 
 # IPv6 forms that carry a private or loopback IPv4 address: refused as that address is.
@@ -268,10 +272,16 @@ EMBEDDED_PRIVATE = [
     "::10.0.0.1",  # IPv4-compatible
     "::127.0.0.1",
     "::ffff:10.0.0.1",  # IPv4-mapped (refused before issue 38 already)
+    "::ffff:0:a00:1",  # IPv4-translated (SIIT) of 10.0.0.1
+    "::ffff:0:7f00:1",  # ... of 127.0.0.1
 ]
 
 # The same forms around a public IPv4 address: public, as that address is.
 EMBEDDED_PUBLIC = ["64:ff9b::808:808", "2002:808:808::", "::8.8.8.8"]
+
+# Never public, though Python's tables call them global: the deprecated site-local range,
+# and an IPv4-translated address, whose IPv4 only a translator on the path reaches.
+NEVER_PUBLIC = ["fec0::1", "feff::1", "::ffff:0:808:808"]
 
 
 def _in_url(address: str) -> str:
@@ -395,6 +405,25 @@ def test_ipv6_forms_of_a_private_ipv4_are_allowed_with_private_networks(
 @pytest.mark.parametrize("address", EMBEDDED_PUBLIC)
 def test_ipv6_forms_of_a_public_ipv4_stay_public(strict, address):
     assert outbound.is_public(address)
+    outbound.check_url(_in_url(address))
+
+
+@pytest.mark.parametrize("address", NEVER_PUBLIC)
+def test_site_local_and_ipv4_translated_addresses_are_refused_by_the_strict_policy(
+    strict, monkeypatch, no_dialing, address
+):
+    assert not outbound.is_public(address)
+    with pytest.raises(outbound.OutboundRefused, match="not a public address"):
+        outbound.check_url(_in_url(address))
+    resolving_to(monkeypatch, address)
+    with pytest.raises(outbound.OutboundRefused, match="not a public address"):
+        outbound.session().get("https://mem0.example.com/v1/ping/", timeout=2)
+
+
+@pytest.mark.parametrize("address", NEVER_PUBLIC)
+def test_site_local_and_ipv4_translated_addresses_are_private_networks(
+    private_over_https_only, address
+):
     outbound.check_url(_in_url(address))
 
 

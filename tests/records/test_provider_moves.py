@@ -9,10 +9,13 @@ new path on the same server, a new spelling of the same address or a new timeout
 from __future__ import annotations
 
 import json
+from urllib.parse import urlsplit
 
 import pytest
+import requests
 
 from memoryhub.models import AuditEvent, MemoryProvider
+from records.services import providers
 from records.services.providers import credential_of
 from support.fakes.mem0 import OssServer, PlatformServer
 from tests import factories
@@ -232,3 +235,125 @@ def test_the_hosted_platforms_default_port_spelled_out_is_no_move(owner):
     response = patch(owner, provider, {"config": {"base_url": "HTTPS://API.mem0.ai:443/"}})
     assert response.status_code == 200, response.content
     assert credential_of(MemoryProvider.objects.get(pk=provider.pk)) == {"api_key": PLATFORM_KEY}
+
+
+# --- a host compares as the HTTP client spells it (security review of issue 38) -------------
+
+DEVIATION = "https://mem0.classic-ai.de"  # "ß" is "ss" in IDNA 2003, its own letter in 2008
+DEVIATED = ["https://mem0.claßic-ai.de", "https://mem0.CLAẞIC-ai.de"]
+
+
+def provider_at(tenant, base_url: str) -> MemoryProvider:
+    return factories.create_provider(
+        tenant.owner,
+        {
+            "type": "mem0_oss",
+            "name": "by name",
+            "config": {"base_url": base_url},
+            "credential": OLD_KEYS["mem0_oss"],
+        },
+    )
+
+
+def sent_to(base_url: str) -> str:
+    """The host requests connects to for this address (where the stored key would go)."""
+    return urlsplit(requests.Request("GET", base_url + "/v1/memories/").prepare().url).hostname
+
+
+@pytest.mark.parametrize("new_url", DEVIATED)
+def test_a_host_that_only_idna_2003_spells_the_same_is_a_move(tenant, owner, new_url):
+    """The repro: the client sends to xn--claic-ai-sya.de, another domain than classic-ai.de."""
+    provider = provider_at(tenant, DEVIATION)
+    assert sent_to(new_url) != sent_to(DEVIATION)
+    response = patch(owner, provider, {"config": {"base_url": new_url}})
+    assert response.status_code == 422, response.content
+    assert error_of(response)["reason"] == "credential_required"
+    as_stored(provider, DEVIATION)
+    assert not AuditEvent.objects.filter(action="memory_provider.update").exists()
+
+
+def test_the_namespaces_of_a_deviated_host_are_on_another_backend():
+    ours = providers.backend_key("mem0_oss", {"base_url": DEVIATION})
+    theirs = providers.backend_key("mem0_oss", {"base_url": DEVIATED[0]})
+    assert ours != theirs
+    assert theirs == providers.backend_key(
+        "mem0_oss", {"base_url": "https://mem0.xn--claic-ai-sya.de"}
+    )
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        *DEVIATED,
+        DEVIATION,
+        "https://BÜCHER.example:8443/v1",
+        "https://Mem0_API.example.",
+        "https://mem0.κόσμος.example",  # final sigma: another IDNA 2003/2008 deviation
+        "https://[2001:DB8::1]:443",
+    ],
+)
+def test_the_compared_host_is_the_one_the_client_connects_to(url):
+    scheme, netloc = providers.origin_of(url)
+    client = requests.Request("GET", url).prepare().url
+    assert urlsplit(f"{scheme}://{netloc}").hostname == urlsplit(client).hostname.rstrip(".")
+
+
+def test_a_unicode_spelling_of_the_same_host_keeps_the_key(tenant, owner):
+    provider = provider_at(tenant, "https://mem0.xn--bcher-kva.example")
+    response = patch(owner, provider, {"config": {"base_url": "https://mem0.BÜCHER.example"}})
+    assert response.status_code == 200, response.content
+    provider.refresh_from_db()
+    assert credential_of(provider) == OLD_KEYS["mem0_oss"]
+
+
+@pytest.mark.parametrize("host", ["ＥＸＡＭＰＬＥ.com", "☃.example"])
+def test_a_host_the_client_cannot_send_to_is_refused_at_save_time(owner, host):
+    """IDNA 2003 took these; the client (IDNA 2008) refuses every call to them."""
+    body = {"type": "mem0_oss", "name": "x", "config": {"base_url": f"https://{host}"}}
+    response = owner.post(URL, body)
+    assert response.status_code == 422, response.content
+    assert error_of(response)["message"] == "config.base_url needs a host name or an IP address"
+    assert not MemoryProvider.objects.exists()
+
+
+# --- the panel's "keep the stored keys" is decided under the row's lock ----------------------
+
+
+def test_kept_keys_are_the_locked_rows_not_an_earlier_reads(tenant, owner, oss_provider):
+    """A move committed after the caller read the provider: the keys given are merged with
+    what the row stores now (the mover's credential), never with the victim's keys."""
+    moved = patch(
+        owner,
+        oss_provider,
+        {"config": {"base_url": "https://evil.example.com"}, "credential": {"api_key": "theirs"}},
+    )
+    assert moved.status_code == 200, moved.content
+    providers.update_provider(
+        tenant.owner, oss_provider.id, "*", credential_keys={"admin_api_key": NEW_KEY}
+    )
+    oss_provider.refresh_from_db()
+    assert credential_of(oss_provider) == {"api_key": "theirs", "admin_api_key": NEW_KEY}
+
+
+def test_kept_keys_stay_home_on_a_move(tenant, oss_provider):
+    provider = providers.update_provider(
+        tenant.owner,
+        oss_provider.id,
+        '"1"',
+        config={"base_url": "https://mem0.example.com"},
+        credential_keys={"admin_api_key": NEW_KEY},
+    )
+    assert credential_of(provider) == {"admin_api_key": NEW_KEY}
+    event = AuditEvent.objects.get(action="memory_provider.update")
+    assert event.details == {"fields": ["config", "credential"]}
+
+
+def test_kept_keys_on_the_same_server_keep_the_others(tenant, oss_provider):
+    provider = providers.update_provider(
+        tenant.owner,
+        oss_provider.id,
+        '"1"',
+        config={"base_url": oss_provider.config["base_url"] + "/v2"},
+        credential_keys={"admin_api_key": NEW_KEY},
+    )
+    assert credential_of(provider) == {"api_key": OSS_KEY, "admin_api_key": NEW_KEY}
