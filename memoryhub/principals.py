@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+
+from memoryhub import ids
 from memoryhub.errors import ApiError
 from memoryhub.models import PERMISSION_LEVELS, ApiKey, Permission, Run, Workspace
 from memoryhub.reasons import Code, Reason
@@ -59,9 +63,32 @@ class Principal:
         cls, workspace: Workspace, username: str, permission: str = Permission.WRITE
     ) -> Principal:
         """A staff user in the admin or the panel (the panel gives the role's permission)."""
-        return cls(workspace, "staff", f"user:{username}", permission, username=username)
+        return cls(workspace, "staff", STAFF_PREFIX + username, permission, username=username)
 
     @classmethod
     def system(cls, workspace: Workspace) -> Principal:
         """Operators' commands and background tasks."""
         return cls(workspace, "system", "system", Permission.WRITE)
+
+
+# The prefix of the id each kind of principal has (staff: user:<username>, system: system).
+_ID_PREFIXES = {"api_key": "key", "run": "run"}
+STAFF_PREFIX = "user:"
+
+
+def is_principal_id(kind: str, value: str) -> bool:
+    """Whether ``value`` is an id a principal of ``kind`` has, as the constructors above write
+    it. The principal need not exist here: history moved from another installation names
+    keys, runs and staff this one never had, but never in another shape."""
+    if kind in _ID_PREFIXES:
+        return ids.is_well_formed(value, _ID_PREFIXES[kind])
+    if kind == "staff":
+        username = value.removeprefix(STAFF_PREFIX)
+        if username == value or not username:
+            return False
+        try:
+            get_user_model()._meta.get_field("username").run_validators(username)
+        except ValidationError:
+            return False
+        return True
+    return kind == "system" and value == "system"

@@ -21,6 +21,7 @@ from hub.transfer.format import (
     VERSION,
     DamagedFile,
     Refused,
+    read_lines,
 )
 from hub.transfer.importing import import_lines
 
@@ -37,5 +38,6 @@ __all__ = [
     "check",
     "export_lines",
     "import_lines",
+    "read_lines",
     "selection",
 ]

@@ -37,7 +37,7 @@ from hub.transfer.format import (
 from memoryhub import ids
 from memoryhub.conf import setting
 from memoryhub.errors import ApiError
-from memoryhub.models import EndUser, Memory
+from memoryhub.models import EndUser, Memory, MemoryProvider
 from records.services import namespaces
 from records.services.providers import backend_key
 
@@ -53,10 +53,11 @@ CONTAINERS = {
     "revision": ("memory", "memory_id"),
 }
 # The columns a row shares with the row of the same id in the database when that row is
-# the same one (which is then left as it is): its workspace, and what it belongs to.
+# the same one (which is then left as it is): its workspace, and what it belongs to. A
+# provider's address too: its memories' namespaces are checked on the backend it names.
 IDENTITY = {
     "workspace": (),
-    "memory_provider": ("workspace_id",),
+    "memory_provider": ("workspace_id", "type", "config"),
     "agent": ("workspace_id",),
     "end_user": ("workspace_id", "external_id"),
     "memory": ("workspace_id", "kind", "provider_id", "namespace"),
@@ -78,7 +79,9 @@ class Checked:
     workspace_id: str
     sha256: str  # of every line before the manifest: the import reads the same file
     existing: dict[str, set]  # ids in the database already, by kind (see CONTAINERS)
-    backends: dict[str, str]  # provider id -> its backend (where namespaces are claimed)
+    # A new provider's backend (where its memories claim their namespaces), as the file
+    # gives it: an existing provider's is read from its stored row when the import writes.
+    new_backends: dict[str, str]
 
 
 def check(lines: Iterable[str]) -> Checked:
@@ -106,7 +109,11 @@ def check(lines: Iterable[str]) -> Checked:
         workspace_id=content.workspace_id,
         sha256=integrity.digest.hexdigest(),
         existing=content.known.found,
-        backends={pid: provider.backend for pid, provider in content.providers.items()},
+        new_backends={
+            pid: provider.backend
+            for pid, provider in content.providers.items()
+            if pid not in content.known.found["memory_provider"]
+        },
     )
 
 
@@ -418,6 +425,7 @@ class _Content:
         if self.database is None or not self.has_workspace_row:
             raise Refused("the file holds no row of its workspace")
         self.database.flush()
+        self._stored_providers()
         checks = [(number, check) for number, _, check in self.later]
         checks += self._default_mount_checks()
         checks += [(m.line, self._provider_check(mid, m)) for mid, m in self.memories.items()]
@@ -451,6 +459,13 @@ class _Content:
             for number, where, memory_id in self.default_mounts
             if memory_id in foreign
         ]
+
+    def _stored_providers(self) -> None:
+        """A provider that exists is left as it is: its memories' namespaces are checked
+        on the backend its stored row names (the file's copy is the same, or refused)."""
+        found = self.known.found["memory_provider"]
+        for provider in MemoryProvider.objects.filter(pk__in=found):
+            self.providers[provider.pk] = _Provider(provider.type, namespaces.key_of(provider))
 
     def _new_memories(self) -> list[tuple[str, _Memory]]:
         found = self.known.found["memory"]

@@ -21,7 +21,7 @@ from hub.transfer import rows
 from hub.transfer.checking import CONTAINERS, Checked
 from hub.transfer.format import BATCH, MODELS, DamagedFile, Refused
 from memoryhub.errors import ApiError
-from memoryhub.models import Memory
+from memoryhub.models import Memory, MemoryProvider
 from records.services import namespaces
 
 
@@ -123,12 +123,28 @@ class _Writer:
         every workspace on the backend (records.services.namespaces)."""
         if values["provider_id"] is None:
             return
-        backend = self.checked.backends[values["provider_id"]]
+        backend = self._backend(number, values)
         namespaces.lock(backend, values["namespace"])
         try:
             namespaces.refuse_taken(backend, [values["namespace"]])
         except ApiError as error:
             raise Refused(f"line {number}: memory {values['id']}: {error.message}") from None
+
+    def _backend(self, number: int, values: rows.Values) -> str:
+        """A new provider's backend is the file's (it may come later in the file); an
+        existing one's is the one its row names now, never the file's word for it, locked
+        as records.kind.prepare_create locks it."""
+        provider_id = values["provider_id"]
+        if provider_id not in self.checked.existing["memory_provider"]:
+            return self.checked.new_backends[provider_id]
+        provider = (
+            MemoryProvider.objects.select_for_update()
+            .filter(pk=provider_id, workspace_id=self.checked.workspace_id)
+            .first()
+        )
+        if provider is None:
+            raise Refused(f"line {number}: memory {values['id']}: its provider was deleted")
+        return namespaces.key_of(provider)
 
 
 def _reset_sequences() -> None:

@@ -22,8 +22,9 @@ from django.utils import timezone
 
 from facts import paths as fact_paths
 from facts import search, validation
-from facts.models import FACT_ID_PREFIX
+from facts.models import FACT_ID_PREFIX, WrittenBy
 from facts.shards import SHARDS
+from filememory.serializers import REVISION_AUTHORS
 from filememory.services.paths import clean_path
 from filememory.services.writes import content_size
 from hub.transfer.format import MODELS, fields_of
@@ -31,10 +32,12 @@ from memoryhub import catalog, ids
 from memoryhub.errors import ApiError
 from memoryhub.models import MAX_NAMESPACE, Memory
 from memoryhub.parsers import check_strings
+from memoryhub.principals import is_principal_id
 from memoryhub.services import memories
 from memoryhub.services.agents import AGENT_MOUNTS, MOUNT_FIELDS, TOOLSET, check_mount
 from memoryhub.services.common import NAME
 from memoryhub.services.end_users import validate_external_id
+from memoryhub.tools import MAX_TOOL_CALL_ID
 from records.kind import NAMESPACE_PREFIX, validate_namespace
 from records.services.providers import PROVIDER_CONFIG, config_for, validate_enabled, validate_type
 
@@ -67,6 +70,12 @@ _ID_PREFIXES = {
 }
 # A fact's primary key as its public id m_<n> can name it: 1 to 18 digits.
 _MAX_FACT_PK = 10**18 - 1
+# The largest id of a serial column (mounts, fact versions and counters, files, revisions)
+# an import takes. It then moves each sequence past the ids it wrote
+# (importing._reset_sequences), so an id near the column's maximum (2**63 - 1) would leave
+# no id for any workspace's next row. No installation hands out 2**53 ids (the bound of
+# the numbers JSON holds exactly, as fact ids keep to); past it, 2**63 - 2**53 stay free.
+MAX_SERIAL_ID = 2**53 - 1
 
 
 def clean(kind: str, row: object) -> Values:
@@ -75,6 +84,10 @@ def clean(kind: str, row: object) -> Values:
         raise ApiError(422, "row must be a JSON object")
     check_strings(row)  # the request parser's rule: no NUL, no lone surrogate
     values = _columns(MODELS[kind], row)
+    if isinstance(MODELS[kind]._meta.pk, models.AutoField) and not (
+        1 <= values["id"] <= MAX_SERIAL_ID
+    ):
+        raise ApiError(422, f"id must be 1 to {MAX_SERIAL_ID} (more would use up its sequence)")
     prefix = _ID_PREFIXES.get(kind)
     if prefix and not ids.is_well_formed(values["id"], prefix):
         raise ApiError(422, f"id must be an id like {prefix}_...")
@@ -225,7 +238,22 @@ def _fact_fields(values: Values) -> None:
     values["text"] = validation.text(values["text"])
     values["tags"] = validation.tags(values["tags"])
     values["confidence"] = validation.confidence(values["confidence"])
+    _fact_source(values)
     _at_least_one(values, "version")
+
+
+def _fact_source(values: Values) -> None:
+    """Who wrote a version, as the writes record it (facts.services.writing): a run (its id,
+    no author), or a person correcting in the panel (no run, the staff principal as author).
+    The panel shows them as written: a file names no one in another shape."""
+    if values["written_by"] == WrittenBy.PERSON:
+        if values["run_id"] != "":
+            raise ApiError(422, "run_id: a person's correction is made in no run")
+        _principal("author", ("staff",), values["author"])
+        return
+    _run_id("run_id", values["run_id"])
+    if values["author"] != "":
+        raise ApiError(422, f"author: a version written by {values['written_by']} names none")
 
 
 def _fact(values: Values) -> None:
@@ -249,9 +277,36 @@ def _fact_quota(values: Values) -> None:
     _not_negative(values, "count")
 
 
+# The shape of each kind of principal's id (memoryhub.principals).
+_PRINCIPAL_SHAPES = {"api_key": "key_...", "run": "run_...", "staff": "user:<username>"}
+
+
+def _principal(column: str, kinds: tuple[str, ...], value: str) -> None:
+    if not any(is_principal_id(kind, value) for kind in kinds):
+        shapes = ", ".join(f"{kind} {_PRINCIPAL_SHAPES[kind]}" for kind in kinds)
+        raise ApiError(422, f"{column} {value!r} is no id of a principal ({shapes})")
+
+
+def _run_id(column: str, value: str | None) -> None:
+    if value is not None and not ids.is_well_formed(value, "run"):
+        raise ApiError(422, f"{column} {value!r} is no run id like run_...")
+
+
+def _change_source(values: Values, kinds: tuple[str, ...]) -> None:
+    """Who made a file's latest change or a revision, as the writes record them
+    (filememory.services.writes.Actor): an API key, a run or staff, and for a model's tool
+    call its run and call id."""
+    _principal("principal_id", kinds, values["principal_id"])
+    _run_id("run_id", values["run_id"])
+    call = values["tool_call_id"]
+    if call is not None and not 1 <= len(call) <= MAX_TOOL_CALL_ID:
+        raise ApiError(422, f"tool_call_id is 1-{MAX_TOOL_CALL_ID} characters")
+
+
 def _file(values: Values) -> None:
     values["path"] = clean_path(values["path"])
     values["size"] = content_size(values["content"])  # derived: the content's UTF-8 bytes
+    _change_source(values, REVISION_AUTHORS)  # a file's row names the principal alone
     _at_least_one(values, "version")
 
 
@@ -263,6 +318,12 @@ def _revision(values: Values) -> None:
         values["other_path"] = clean_path(values["other_path"], "other_path")
     content = values["content"]
     values["size"] = 0 if content is None else content_size(content)
+    if values["principal_type"] not in REVISION_AUTHORS:
+        raise ApiError(422, f"principal_type is one of: {', '.join(REVISION_AUTHORS)}")
+    _change_source(values, (values["principal_type"],))
+    restored_from = values["restored_from"]
+    if restored_from is not None and not ids.is_well_formed(restored_from, "rev"):
+        raise ApiError(422, "restored_from must be a revision id like rev_...")
     _at_least_one(values, "version")
 
 

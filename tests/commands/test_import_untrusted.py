@@ -8,8 +8,10 @@ database is exactly as it was.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+import tracemalloc
 from collections import Counter
 from pathlib import Path
 
@@ -17,13 +19,18 @@ import pytest
 from django.core.management import CommandError
 
 from facts.models import Fact
+from filememory.models import Revision
+from hub import transfer
 from hub.transfer import FORMAT, VERSION
-from memoryhub.models import EndUser, Memory
+from memoryhub.models import EndUser, Memory, MemoryProvider
+from tests import factories
 from tests.commands import test_export_import
 from tests.commands.conftest import run
 from tests.commands.test_export_import import empty_database, snapshot
+from tests.conftest import make_tenant
 from tests.factories import create_agent
 from tests.facts.conftest import run_for, save
+from tests.records.conftest import PLATFORM_KEY, record_memory
 from threads.models import ThreadMount
 from threads.services.threads import create_thread
 
@@ -226,13 +233,41 @@ def test_a_version_of_another_workspaces_fact_is_refused(other, tmp_path):
     assert not others_fact.versions.filter(text="planted").exists()
 
 
-def test_a_32_mib_fact_text_is_refused(full, tmp_path):
+@pytest.mark.parametrize(
+    ("length", "reason"),
+    [
+        (4001, "text is 1-4000 characters"),
+        (32 * MiB, "longer than 4194304 characters, which no row of an export is"),
+    ],
+)
+def test_a_fact_text_over_the_limit_is_refused(full, tmp_path, length, reason):
     items = export(tmp_path)
     empty_database()
     where = at(items, "fact", text="green tea")
-    items[where]["row"]["text"] = "x" * (32 * MiB)
+    items[where]["row"]["text"] = "x" * length
     edited = write_export(tmp_path / "huge.jsonl", items)
-    assert_refused(edited, where + 1, "text is 1-4000 characters")
+    assert_refused(edited, where + 1, reason)
+
+
+def test_a_line_of_any_length_is_refused_without_being_read_whole(full, tmp_path):
+    """A line is read up to the bound (4 MiB) and no further: a line of gigabytes is refused
+    as this 64 MiB one is, without filling memory."""
+    items = export(tmp_path)
+    empty_database()
+    where = at(items, "fact", text="green tea")
+    items[where]["row"]["text"] = "x" * (64 * MiB)
+    edited = write_export(tmp_path / "long.jsonl", items)
+    before = snapshot()
+    tracemalloc.start()
+    try:
+        with pytest.raises(CommandError) as refused:
+            run("import_memory", str(edited))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * MiB, f"{peak / MiB:.0f} MiB held for a line of 64 MiB"
+    assert f"line {where + 1}: longer than 4194304 characters" in str(refused.value)
+    assert snapshot() == before
 
 
 def test_a_nul_is_refused_with_its_line(full, tmp_path):
@@ -364,3 +399,166 @@ def test_what_only_the_database_can_refuse_refuses_the_whole_file(full, tmp_path
     with pytest.raises(CommandError, match="nothing written: the database refused a row"):
         run("import_memory", str(edited))
     assert snapshot() == before
+
+
+# -- a provider that exists keeps its address ---------------------------------------------
+
+
+@pytest.fixture
+def victim(full, other_tenant, platform_server) -> Memory:
+    """Another workspace's record memory on the mem0 server Acme's provider uses."""
+    provider = factories.create_provider(
+        other_tenant.owner,
+        {
+            "type": "mem0_platform",
+            "name": "shared server",
+            "config": {"base_url": platform_server.url},
+            "credential": {"api_key": PLATFORM_KEY},
+        },
+    )
+    return record_memory(other_tenant, provider, namespace="victim-ns")
+
+
+def add_record_memory(items: list[dict], namespace: str) -> tuple[int, str]:
+    """A new record memory of the file's provider, naming ``namespace``: (its index, id)."""
+    where = next(i for i, item in enumerate(items) if item.get("row", {}).get("namespace"))
+    new = {**copy.deepcopy(items[where]["row"]), "id": "mem_" + "a" * 20, "name": "Stolen"}
+    new["namespace"] = namespace
+    items.insert(where + 1, {"kind": "memory", "row": new})
+    return where + 1, new["id"]
+
+
+@pytest.mark.parametrize(
+    ("column", "edit"),
+    [
+        ("config", lambda row: row["config"].update(base_url="https://elsewhere.example.com")),
+        ("config", lambda row: row["config"].update(read_timeout=30)),
+        ("type", lambda row: row.update(type="mem0_oss")),
+    ],
+    ids=["another server", "another timeout", "another type"],
+)
+def test_an_existing_provider_with_another_address_is_refused(victim, tmp_path, column, edit):
+    """The file says Acme's provider is elsewhere (or of another type), so the namespace of
+    a new memory on it would be checked on a backend where no one uses it, while the stored
+    row still points at the server another workspace shares: Acme would read, write and
+    purge that workspace's records."""
+    items = export(tmp_path)
+    where = at(items, "memory_provider")
+    edit(items[where]["row"])
+    add_record_memory(items, victim.namespace)
+    edited = write_export(tmp_path / "elsewhere.jsonl", items)
+    assert_refused(edited, where + 1, f"exists already with another {column}")
+    assert list(Memory.objects.filter(namespace="victim-ns")) == [victim]
+
+
+def test_a_namespace_is_claimed_where_the_provider_is_when_the_import_writes(
+    full, victim, platform_provider, tmp_path
+):
+    """A provider moved onto the shared server between the check and the write (a write
+    key's PATCH): the new memory's namespace is claimed on the backend the stored row
+    names then, never on the one the file named."""
+    stored = platform_provider.config
+    elsewhere = {**stored, "base_url": "https://elsewhere.example.com"}
+    MemoryProvider.objects.filter(pk=platform_provider.pk).update(config=elsewhere)
+    items = export(tmp_path)
+    line, memory_id = add_record_memory(items, victim.namespace)
+    edited = write_export(tmp_path / "moved.jsonl", items)
+    with edited.open() as stream:
+        checked = transfer.check(transfer.read_lines(stream))  # free on elsewhere.example
+    MemoryProvider.objects.filter(pk=platform_provider.pk).update(config=stored)
+    with edited.open() as stream, pytest.raises(transfer.Refused) as refused:
+        transfer.import_lines(transfer.read_lines(stream), checked)
+    assert f"line {line + 1}: memory {memory_id}: another memory uses this namespace" in str(
+        refused.value
+    )
+    assert not Memory.objects.filter(pk=memory_id).exists()
+
+
+# -- serial ids ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["thread_mount", "fact_version", "fact_quota", "file", "revision"])
+def test_a_serial_id_that_would_use_up_its_sequence_is_refused(full, tmp_path, kind):
+    """The import moves each sequence past the ids it wrote: at 2**63 - 1 every workspace's
+    next mount, fact, file write or revision would fail."""
+    items = export(tmp_path)
+    empty_database()
+    where = at(items, kind)
+    items[where]["row"]["id"] = 2**63 - 1
+    edited = write_export(tmp_path / "serial.jsonl", items)
+    assert_refused(edited, where + 1, "id must be 1 to 9007199254740991")
+
+
+def test_serial_ids_a_busy_installation_gave_still_import(full, tmp_path):
+    """Serial ids are the exporting installation's, however far its sequences went: an
+    export of a busy one imports into an empty one, and later rows get ids past them."""
+    items = export(tmp_path)
+    empty_database()
+    where = at(items, "thread_mount")
+    items[where]["row"]["id"] = 10**12
+    run("import_memory", str(write_export(tmp_path / "busy.jsonl", items)))
+    third = make_tenant("Third")
+    memory = factories.create_memory(third.owner, {"name": "m", "type": "postgres"})
+    thread = create_thread(third.owner, create_agent(third.owner, {"name": "b"}).id)
+    api = third.api("write")
+    etag = api.get(f"/api/v1/threads/{thread.id}").headers["ETag"]
+    mounted = api.post(
+        f"/api/v1/threads/{thread.id}/memories",
+        {"name": "m", "memory_id": memory.id},
+        HTTP_IF_MATCH=etag,
+    )
+    assert mounted.status_code in (200, 201), mounted.content
+    assert ThreadMount.objects.get(thread_id=thread.id).id > 10**12
+
+
+# -- who wrote what -----------------------------------------------------------------------
+
+PERSON = {"written_by": "person", "run_id": "", "author": "user:ceo"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "edit", "reason"),
+    [
+        ("fact", {"author": "user:ceo"}, "author: a version written by code names none"),
+        ("fact", {**PERSON, "author": "the CEO"}, "author 'the CEO' is no id of a principal"),
+        ("fact", {**PERSON, "author": "user:"}, "author 'user:' is no id of a principal"),
+        ("fact", {**PERSON, "run_id": "run_x1"}, "a person's correction is made in no run"),
+        ("fact", {"run_id": "the CEO"}, "run_id 'the CEO' is no run id"),
+        ("fact_version", {**PERSON, "author": "user:ceo (verified)"}, "no id of a principal"),
+        ("fact_version", {"run_id": ""}, "run_id '' is no run id"),
+        ("file", {"principal_id": "ceo"}, "principal_id 'ceo' is no id of a principal"),
+        ("file", {"principal_id": "system"}, "principal_id 'system' is no id of a principal"),
+        ("file", {"run_id": "yesterday"}, "run_id 'yesterday' is no run id"),
+        ("file", {"tool_call_id": ""}, "tool_call_id is 1-200 characters"),
+        ("revision", {"principal_type": "admin"}, "principal_type is one of: api_key, run, staff"),
+        ("revision", {"principal_type": "staff"}, "no id of a principal (staff user:<username>)"),
+        ("revision", {"principal_id": "run_x1"}, "is no id of a principal (api_key key_...)"),
+        ("revision", {"restored_from": "the CEO's copy"}, "restored_from must be a revision id"),
+    ],
+)
+def test_a_forged_author_is_refused(full, tmp_path, kind, edit, reason):
+    """The panel and the API show who wrote each version and made each change as stored:
+    a file names them only in the shapes the service writes."""
+    items = export(tmp_path)
+    empty_database()
+    where = at(items, kind)
+    items[where]["row"].update(edit)
+    edited = write_export(tmp_path / "author.jsonl", items)
+    assert_refused(edited, where + 1, reason)
+
+
+def test_history_naming_principals_of_another_installation_imports(full, tmp_path):
+    """Keys, runs and staff this installation never had are history from another one."""
+    items = export(tmp_path)
+    empty_database()
+    fact = items[at(items, "fact", text="green tea")]["row"]
+    version = items[at(items, "fact_version", text="green tea")]["row"]
+    for row in (fact, version):
+        row.update(PERSON, author="user:someone.else@example.com")
+    items[at(items, "file")]["row"].update(principal_id="run_elsewhere1", run_id="run_elsewhere1")
+    items[at(items, "revision")]["row"].update(
+        principal_type="staff", principal_id="user:bob", tool_call_id="call_1"
+    )
+    run("import_memory", str(write_export(tmp_path / "elsewhere.jsonl", items)))
+    assert Fact.objects.get(text="green tea").author == "user:someone.else@example.com"
+    assert Revision.objects.filter(principal_type="staff", principal_id="user:bob").exists()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from hub.transfer import Refused, check, import_lines
+from hub.transfer import Refused, check, import_lines, read_lines
 from memoryhub.management.base import MemoryhubCommand
 
 
@@ -30,9 +30,9 @@ class Command(MemoryhubCommand):
             raise CommandError(f"no file {file}")
         try:
             with path.open(encoding="utf-8") as stream:
-                checked = check(self.progress(stream, desc="checking"))
+                checked = check(self.progress(read_lines(stream), desc="checking"))
             with path.open(encoding="utf-8") as stream:
-                added = import_lines(self.progress(stream, desc="importing"), checked)
+                added = import_lines(self.progress(read_lines(stream), desc="importing"), checked)
         except (Refused, UnicodeDecodeError) as error:
             raise CommandError(f"{file} refused, nothing written: {error}") from None
         counts = checked.counts
