@@ -24,6 +24,7 @@ _TOKENS = re.compile(r"\s+|[^\s]+")  # words and the spaces between them, nothin
 PAGE_SECONDS = 0.2  # the diffing one page may do, all its diffs together
 PAGE_ROWS = 2000  # the segments and lines it may render (about 50 µs each in a template)
 SMALL = 200  # tokens of both versions together that difflib diffs (its cost grows as n³)
+BLOCK_LINES = 40  # the lines of a rough diff's removed or added block that a page shows
 
 Op = tuple[str, int, int, int, int]  # difflib's opcodes: tag, old[i1:i2], new[j1:j2]
 
@@ -172,7 +173,8 @@ class Line:
     kind: str  # "same", "added", "removed", or "gap" (unchanged lines left out)
     old: int | None  # its number in ``before`` (1-based), None for an added line or a gap
     new: int | None  # its number in ``after``, None for a removed line or a gap
-    text: str  # in a rough diff a removed or added Line may hold a whole block of lines
+    text: str  # in a rough diff a removed or added Line may hold a block of lines
+    more: int = 0  # a block's lines left out after ``text`` (the revision shows them whole)
 
 
 def _grouped(ops: list[Op], context: int) -> Iterator[list[Op]]:
@@ -206,6 +208,13 @@ def _rows(groups: list[list[Op]]) -> int:
     return lines + len(groups) + 1
 
 
+def _block(kind: str, old: int | None, new: int | None, texts: list[str]) -> Line:
+    """A rough diff's removed or added lines as one Line, its first :data:`BLOCK_LINES` shown:
+    a rewritten 64 KiB file would otherwise put some 65,000 lines on one page."""
+    shown = texts[:BLOCK_LINES]
+    return Line(kind, old, new, "\n".join(shown), more=len(texts) - len(shown))
+
+
 def _lines(old: list[str], new: list[str], groups: list[list[Op]], blocks: bool) -> list[Line]:
     """The Lines of the groups; with ``blocks``, each change's removed lines as one Line and
     its added lines as another (a few rows to render, however many lines changed)."""
@@ -220,9 +229,9 @@ def _lines(old: list[str], new: list[str], groups: list[list[Op]], blocks: bool)
                 )
             elif blocks:
                 if a2 > a1:
-                    lines.append(Line("removed", a1 + 1, None, "\n".join(old[a1:a2])))
+                    lines.append(_block("removed", a1 + 1, None, old[a1:a2]))
                 if b2 > b1:
-                    lines.append(Line("added", None, b1 + 1, "\n".join(new[b1:b2])))
+                    lines.append(_block("added", None, b1 + 1, new[b1:b2]))
             else:
                 lines.extend(Line("removed", i + 1, None, old[i]) for i in range(a1, a2))
                 lines.extend(Line("added", None, i + 1, new[i]) for i in range(b1, b2))

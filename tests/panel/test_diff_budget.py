@@ -11,7 +11,7 @@ import pytest
 
 from filememory.models import Revision
 from memoryhub.models import Memory
-from panel.diffs import Budget, Line, Segment, line_diff, word_diff
+from panel.diffs import BLOCK_LINES, Budget, Line, Segment, line_diff, word_diff
 from tests.factories import create_memory
 from tests.facts.conftest import run_for, save
 from tests.panel.conftest import logged_in
@@ -118,7 +118,7 @@ def test_a_revision_and_its_restore_page_of_a_rewritten_64_kib_file_render_fast(
 
 
 @pytest.mark.timeout(20)
-def test_a_spent_budget_shows_the_changed_lines_whole():
+def test_a_spent_budget_shows_the_first_changed_lines_and_counts_the_rest():
     before, after = "head\n" + LINES + "tail\n", "head\n" + INTERLEAVED + "tail\n"
     assert line_diff(before, after).rough  # its own budget ran out: a rough diff, fast
     whole = line_diff(before, after, budget=Budget(seconds=0))
@@ -131,8 +131,23 @@ def test_a_spent_budget_shows_the_changed_lines_whole():
         ("added", None, 3),  # … and one of every new line
         ("same", last, last),
     ]
-    assert whole[2].text == "\n".join(before.splitlines()[2:-1])
-    assert whole[3].text == "\n".join(after.splitlines()[2:-1])
+    removed, added = before.splitlines()[2:-1], after.splitlines()[2:-1]
+    assert whole[2].text == "\n".join(removed[:BLOCK_LINES])
+    assert whole[2].more == len(removed) - BLOCK_LINES
+    assert whole[3].text == "\n".join(added[:BLOCK_LINES])
+    assert whole[3].more == len(added) - BLOCK_LINES
+
+
+def test_a_rewritten_64_kib_file_puts_a_page_of_lines_on_its_revision_page(editor, tenant, memory):
+    # A rough block shows its first lines and a count, not the file's 65,000 lines.
+    put(tenant, memory, "big.txt", INTERLEAVED, put(tenant, memory, "big.txt", LINES))
+    second = Revision.objects.filter(path="big.txt").order_by("id").last()
+    url = f"/panel/w/{tenant.workspace.id}/memories/{memory.id}/revisions/{second.public_id}/"
+    page = logged_in(editor).get(url).content.decode()
+    diff = page[page.index('<table class="line-diff">') :]
+    diff = diff[: diff.index("</table>")]
+    assert diff.count("\n") < 4 * BLOCK_LINES
+    assert "more removed lines" in diff and "more added lines" in diff
 
 
 def test_an_ordinary_edit_keeps_its_exact_word_diff():

@@ -157,3 +157,11 @@ def test_a_fact_of_one_version_shows_it_without_a_pager_link(viewer, tenant, age
     assert shown_versions(body) == [1]
     assert "1 version<" in body and "(1 version)" in body
     assert older_link(body) is None and "Newer" not in body
+
+
+def test_each_version_links_the_run_that_wrote_it(viewer, tenant, agent):
+    _, run = run_for(tenant, agent, "mallory")
+    fact = save(run, "notes/", text_of(1))
+    run_id = FactVersion.objects.get(fact__pk=int(fact["id"].removeprefix("m_"))).run_id
+    body = logged_in(viewer).get(fact_url(tenant, agent, fact["id"])).content.decode()
+    assert f'href="/panel/w/{tenant.workspace.id}/runs/{run_id}/"' in body
